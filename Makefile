@@ -1,0 +1,43 @@
+# minibert: every target creates .venv when it is missing (torch pinned to 2.13.0, CPU build).
+PY       := .venv/bin/python
+export MPLBACKEND := Agg
+export HF_HUB_OFFLINE := 1
+export TRANSFORMERS_OFFLINE := 1
+export PYDEVD_DISABLE_FILE_VALIDATION := 1
+LESSONS  := $(sort $(wildcard lessons/[0-9][0-9]_*.ipynb))
+
+.PHONY: setup lessons test lint unit nb lab bench clean
+
+setup: .venv/.done
+
+.venv/.done: pyproject.toml
+	test -x $(PY) || python3 -m venv .venv
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet "torch==2.13.0"
+	$(PY) -m pip install --quiet -e ".[dev]"
+	$(PY) -m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (minibert)"
+	touch $@
+
+lessons: setup
+	$(PY) -m minibert.notebooks $(LESSONS)
+
+test: setup lint unit nb
+
+lint: setup
+	$(PY) -m ruff check minibert tests bench lessons
+
+unit: setup
+	$(PY) -m pytest -q tests
+
+nb: setup
+	$(PY) -m pytest -q --nbval-lax --nbval-sanitize-with lessons/sanitize.cfg \
+		--nbval-cell-timeout 600 -p no:cacheprovider lessons
+
+lab: setup
+	.venv/bin/jupyter lab lessons
+
+bench: setup
+	$(PY) bench/bench_encoder.py
+
+clean:
+	rm -rf .venv

@@ -1,0 +1,439 @@
+"""Graders for the lessons' "your turn" exercises.
+
+`compare(student_fn, reference_fn, make_inputs)` calls both functions on the same random
+inputs and says exactly what differs: an exception (with the line of your code that raised
+it), the wrong type, the wrong number of outputs, shape, dtype, or the largest difference and
+where it is. A wrong answer never raises (the notebook keeps running) unless `strict=True`.
+
+Lessons register their exercises by name, so a cell only needs
+
+    check.grade("attention", my_attention)
+
+`make_inputs(trial, generator)` returns the positional arguments of one trial (a tuple, or a
+dict of keyword arguments), drawing random numbers from `generator` so every trial is
+reproducible. Trial numbers let early trials be small and easy and later ones add the hard
+cases (padding masks, odd sizes).
+"""
+
+from __future__ import annotations
+
+import builtins
+import inspect
+import math
+import sys
+import traceback
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+__all__ = ["CheckResult", "Grader", "compare", "grade", "graders", "register"]
+
+PASS, FAIL = "✓", "✗"
+
+
+@dataclass
+class CheckResult:
+    """The verdict of a check. Truthy when it passed; `str()` gives the message.
+
+    On a failure, `trial` and `inputs` are the trial that failed and its inputs, so you can
+    call your function on them yourself.
+    """
+
+    passed: bool
+    message: str
+    name: str = "your function"
+    trial: int | None = None
+    inputs: Any = None
+    printed_in: int | None = field(default=None, repr=False)  # notebook cell that printed it
+
+    def __bool__(self) -> bool:
+        return self.passed
+
+    def __str__(self) -> str:
+        return self.message
+
+    def __repr__(self) -> str:
+        return f"CheckResult(passed={self.passed}, name={self.name!r})"
+
+    def _ipython_display_(self) -> None:
+        """In a notebook, show the message, unless compare() just printed it in this cell."""
+        if self.printed_in is None or self.printed_in != _notebook_cell():
+            builtins.print(self.message)
+
+
+def _notebook_cell() -> int | None:
+    """The number of the IPython cell running now, or None outside IPython."""
+    ipython = sys.modules.get("IPython")
+    shell = ipython.get_ipython() if ipython is not None else None
+    return getattr(shell, "execution_count", None)
+
+
+# ---------------------------------------------------------------------------------------------
+# describing things in words
+
+
+def _kind(value: Any) -> str:
+    """'a single tensor', 'a tuple of 2', 'None', 'a float', 'a numpy.ndarray', ..."""
+    if value is None:
+        return "None"
+    if isinstance(value, torch.Tensor):
+        return "a single tensor"
+    if isinstance(value, (tuple, list)):
+        return f"a {type(value).__name__} of {len(value)}"
+    cls = type(value)
+    kind = cls.__name__ if cls.__module__ == "builtins" else f"{cls.__module__}.{cls.__name__}"
+    return f"{'an' if kind[0] in 'aeiou' else 'a'} {kind}"
+
+
+def _describe(value: Any) -> str:
+    if isinstance(value, torch.Tensor):
+        return f"{str(value.dtype).removeprefix('torch.')} {tuple(value.shape)}"
+    if isinstance(value, (tuple, list)):
+        return f"{type(value).__name__} of {len(value)}"
+    return repr(value)
+
+
+def _argument_names(reference_fn: Callable, count: int) -> list[str]:
+    """Names of the first `count` positional parameters of the reference (for messages)."""
+    try:
+        params = list(inspect.signature(reference_fn).parameters)
+    except (TypeError, ValueError):
+        params = []
+    return [params[i] if i < len(params) else f"argument {i}" for i in range(count)]
+
+
+def _split_inputs(inputs: Any) -> tuple[tuple, dict]:
+    """make_inputs returns a tuple of arguments, a dict of keyword arguments, or one argument."""
+    if isinstance(inputs, Mapping):
+        return (), dict(inputs)
+    if isinstance(inputs, tuple):
+        return inputs, {}
+    return (inputs,), {}
+
+
+def _describe_inputs(inputs: Any, reference_fn: Callable) -> str:
+    args, kwargs = _split_inputs(inputs)
+    names = _argument_names(reference_fn, len(args))
+    parts = [f"{name}: {_describe(value)}" for name, value in zip(names, args)]
+    parts += [f"{name}: {_describe(value)}" for name, value in kwargs.items()]
+    return ", ".join(parts) if parts else "no arguments"
+
+
+def _where_it_raised(error: BaseException, student_fn: Callable) -> str:
+    """'line 7 in my_attention: scores = q @ k.T' for the deepest frame of the student's file."""
+    frames = traceback.extract_tb(error.__traceback__)[1:]  # drop compare()'s own frame
+    code = getattr(student_fn, "__code__", None)
+    own = [f for f in frames if code is not None and f.filename == code.co_filename]
+    frame = (own or frames or [None])[-1]
+    if frame is None:
+        return ""
+    line = f": {frame.line.strip()}" if frame.line else ""
+    return f" (line {frame.lineno} in {frame.name}{line})"
+
+
+# ---------------------------------------------------------------------------------------------
+# comparing results
+
+
+def _clone(value: Any) -> Any:
+    """A deep copy of tensors inside tuples, lists and dicts (each function gets its own)."""
+    if isinstance(value, torch.Tensor):
+        return value.detach().clone()
+    if isinstance(value, (tuple, list)):
+        return type(value)(_clone(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _clone(v) for k, v in value.items()}
+    return value
+
+
+def _tensor_difference(
+    got: torch.Tensor, expected: torch.Tensor, where: str, atol: float, rtol: float
+) -> tuple[str | None, float]:
+    """Shape, dtype, then values: (problem or None, max abs difference)."""
+    if got.shape != expected.shape:
+        return f"{where} has shape {tuple(got.shape)}, expected {tuple(expected.shape)}", math.inf
+    if got.dtype != expected.dtype:
+        return f"{where} has dtype {got.dtype}, expected {expected.dtype}", math.inf
+    if got.device != expected.device:
+        return f"{where} is on {got.device}, expected {expected.device}", math.inf
+    g, e = got.detach().double(), expected.detach().double()
+    close = torch.isclose(g, e, rtol=rtol, atol=atol, equal_nan=True)  # (...)
+    diff = (g - e).abs()  # (...)
+    diff = torch.where((g == e) | (g.isnan() & e.isnan()), 0.0, diff).nan_to_num(nan=math.inf)
+    worst = diff.max().item() if diff.numel() else 0.0
+    if close.all():
+        return None, worst
+    flat = torch.where(close, -1.0, diff).flatten().argmax().item()  # worst wrong element
+    index = tuple(int(i) for i in torch.unravel_index(torch.tensor(flat), tuple(g.shape)))
+    yours, wanted = g.flatten()[flat].item(), e.flatten()[flat].item()
+    wrong = int((~close).sum())
+    return (
+        f"{where} has the wrong values\n"
+        f"  max abs difference {worst:.4g} at index {index}: "
+        f"yours {yours:.6g}, expected {wanted:.6g}\n"
+        f"  ({wrong} of {g.numel()} values outside atol={atol:g}, rtol={rtol:g})"
+    ), worst
+
+
+def _difference(
+    got: Any, expected: Any, where: str, atol: float, rtol: float, names: Sequence[str] | None
+) -> tuple[str | None, float]:
+    """Compare a result with the reference's, recursing into tuples and lists."""
+    if isinstance(expected, torch.Tensor):
+        if not isinstance(got, torch.Tensor):
+            return f"{where} is {_kind(got)}, expected a single tensor", math.inf
+        return _tensor_difference(got, expected, where, atol, rtol)
+    if isinstance(expected, (tuple, list)):
+        named = f" ({', '.join(names)})" if names and len(names) == len(expected) else ""
+        wanted = f"a tuple of {len(expected)}{named}"
+        if not isinstance(got, (tuple, list)):
+            return f"{where} is {_kind(got)}, expected {wanted}", math.inf
+        if len(got) != len(expected):
+            return f"{where} is {_kind(got)}, expected {wanted}", math.inf
+        worst = 0.0
+        for i, (g, e) in enumerate(zip(got, expected)):
+            label = f"`{names[i]}` (item {i} of the tuple)" if named else f"item {i} of the tuple"
+            problem, diff = _difference(g, e, label, atol, rtol, None)
+            if problem:
+                return problem, diff
+            worst = max(worst, diff)
+        return None, worst
+    if isinstance(expected, (int, float)) and not isinstance(expected, bool):
+        if isinstance(got, torch.Tensor) and got.numel() == 1:
+            got = got.item()
+        if isinstance(got, bool) or not isinstance(got, (int, float)):
+            return f"{where} is {_kind(got)}, expected a number", math.inf
+        diff = abs(got - expected)
+        if math.isclose(got, expected, rel_tol=rtol, abs_tol=atol):
+            return None, diff
+        return f"{where} is {got!r}, expected {expected!r} (difference {diff:.4g})", diff
+    if got != expected:
+        return f"{where} is {got!r}, expected {expected!r}", math.inf
+    return None, 0.0
+
+
+def _changed_input(
+    before: tuple, after: tuple, kwargs_before: dict, kwargs_after: dict, reference_fn: Callable
+) -> str | None:
+    """The name of an input tensor the student's function modified in place, if any."""
+    names = _argument_names(reference_fn, len(before))
+    pairs = list(zip(names, before, after))
+    pairs += [(name, kwargs_before[name], kwargs_after[name]) for name in kwargs_before]
+    for name, old, new in pairs:
+        if isinstance(old, torch.Tensor) and isinstance(new, torch.Tensor):
+            if old.shape != new.shape or not torch.equal(old, new):
+                return name
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
+# the checks
+
+
+def _finish(result: CheckResult, show: bool, strict: bool) -> CheckResult:
+    if strict and not result.passed:
+        raise AssertionError(result.message)
+    if show:
+        builtins.print(result.message)
+        result.printed_in = _notebook_cell()
+    return result
+
+
+def compare(
+    student_fn: Callable,
+    reference_fn: Callable,
+    make_inputs: Callable[[int, torch.Generator], Any],
+    *,
+    trials: int = 5,
+    atol: float = 1e-5,
+    rtol: float = 1e-4,
+    seed: int = 0,
+    name: str | None = None,
+    hint: str | None = None,
+    output_names: Sequence[str] | None = None,
+    strict: bool = False,
+    print: bool = True,
+) -> CheckResult:
+    """Check `student_fn` against `reference_fn` on `trials` random inputs.
+
+    Trial t calls make_inputs(t, torch.Generator().manual_seed(seed + t)); both functions get
+    their own copy of the inputs. Values must agree within torch.isclose(atol, rtol).
+    Prints the verdict (print=False: don't) and returns a `CheckResult`; with strict=True a
+    failure raises AssertionError instead.
+    """
+    label = name or getattr(student_fn, "__name__", "your function")
+    hint_line = f"\n  hint: {hint}" if hint else ""
+
+    def failed(text: str, trial: int | None = None, inputs: Any = None) -> CheckResult:
+        if trial is not None:
+            described = _describe_inputs(inputs, reference_fn)
+            text += f"\n  on trial {trial} of {trials}, inputs {described} (see result.inputs)"
+        message = f"{FAIL} {label}: {text}{hint_line}"
+        result = CheckResult(False, message, name=label, trial=trial, inputs=inputs)
+        return _finish(result, print, strict)
+
+    if not callable(student_fn):
+        return failed(
+            f"expected a function, got {_kind(student_fn)}. Pass the function itself, "
+            "without calling it: grade(name, my_function), not grade(name, my_function(...))"
+        )
+    if trials < 1:
+        raise ValueError(f"trials must be at least 1, got {trials}")
+
+    worst = 0.0
+    for trial in range(trials):
+        inputs = make_inputs(trial, torch.Generator().manual_seed(seed + trial))
+        args, kwargs = _split_inputs(inputs)
+
+        expected = reference_fn(*_clone(args), **_clone(kwargs))
+        student_args, student_kwargs = _clone(args), _clone(kwargs)
+        try:
+            got = student_fn(*student_args, **student_kwargs)
+        except NotImplementedError:
+            return failed(
+                "not attempted yet. Replace `raise NotImplementedError` with your code, "
+                "run that cell, then run this check again."
+            )
+        except Exception as error:  # the student's bug, reported rather than raised
+            where = _where_it_raised(error, student_fn)
+            return failed(
+                f"your function raised {type(error).__name__}: {error}{where}",
+                trial,
+                inputs,
+            )
+
+        changed = _changed_input(args, student_args, kwargs, student_kwargs, reference_fn)
+        if changed:
+            return failed(
+                f"your function changed its input `{changed}` in place; compute new tensors "
+                "instead (avoid `x /= ...`, `.masked_fill_()`, `.add_()` on inputs)",
+                trial,
+                inputs,
+            )
+        problem, diff = _difference(got, expected, "your result", atol, rtol, output_names)
+        if problem:
+            return failed(problem, trial, inputs)
+        worst = max(worst, diff)
+
+    agreement = "exact match" if worst == 0 else f"max abs difference {worst:.1e}"
+    message = f"{PASS} {label}: correct on {trials} random inputs ({agreement})"
+    return _finish(CheckResult(True, message, name=label), print, strict)
+
+
+# ---------------------------------------------------------------------------------------------
+# the registry of exercises
+
+
+@dataclass(frozen=True)
+class Grader:
+    """A registered exercise: the reference, its inputs and what to tell a stuck student."""
+
+    reference: Callable
+    make_inputs: Callable[[int, torch.Generator], Any]
+    hint: str | None = None
+    trials: int = 5
+    atol: float = 1e-5
+    rtol: float = 1e-4
+    output_names: tuple[str, ...] | None = None
+
+
+_GRADERS: dict[str, Grader] = {}
+
+
+def register(
+    name: str,
+    reference: Callable,
+    make_inputs: Callable[[int, torch.Generator], Any],
+    hint: str | None = None,
+    *,
+    trials: int = 5,
+    atol: float = 1e-5,
+    rtol: float = 1e-4,
+    output_names: Sequence[str] | None = None,
+) -> None:
+    """Register an exercise under `name` for `grade` (registering again replaces it)."""
+    if not callable(reference) or not callable(make_inputs):
+        raise TypeError("register needs a reference function and a make_inputs function")
+    names = tuple(output_names) if output_names is not None else None
+    _GRADERS[name] = Grader(reference, make_inputs, hint, trials, atol, rtol, names)
+
+
+def graders() -> list[str]:
+    """Names of the registered exercises."""
+    return sorted(_GRADERS)
+
+
+def grade(
+    name: str, student_fn: Callable, *, seed: int = 0, strict: bool = False, print: bool = True
+) -> CheckResult:
+    """Grade `student_fn` on the exercise registered as `name`."""
+    if name not in _GRADERS:
+        raise ValueError(f"no exercise called {name!r}; known exercises: {', '.join(graders())}")
+    grader = _GRADERS[name]
+    return compare(
+        student_fn,
+        grader.reference,
+        grader.make_inputs,
+        trials=grader.trials,
+        atol=grader.atol,
+        rtol=grader.rtol,
+        seed=seed,
+        name=name,
+        hint=grader.hint,
+        output_names=grader.output_names,
+        strict=strict,
+        print=print,
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# exercise "attention": scaled dot-product attention with a key padding mask
+
+
+def _reference_attention(
+    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tensor | None = None
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """softmax(q k^T / sqrt(d) + mask_bias) v, returning (output, probabilities).
+
+    q, k, v: (B, heads, T, d). mask: (B, T) bool, True at real tokens; padded keys get a bias
+    of -inf, so they receive probability 0.
+    """
+    d = q.size(-1)
+    scores = q @ k.transpose(-2, -1) / math.sqrt(d)  # (B, heads, T, T)
+    if mask is not None:
+        bias = torch.zeros(mask.shape, dtype=scores.dtype)  # (B, T)
+        bias = bias.masked_fill(~mask, float("-inf"))  # (B, T): -inf at padding
+        scores = scores + bias[:, None, None, :]  # (B, heads, T, T), broadcast over queries
+    probs = scores.softmax(dim=-1)  # (B, heads, T, T), each row sums to 1
+    return probs @ v, probs  # (B, heads, T, d), (B, heads, T, T)
+
+
+_ATTENTION_SHAPES = [(1, 1, 4, 8), (2, 2, 5, 4), (2, 2, 6, 8), (3, 4, 7, 16), (2, 3, 9, 4)]
+
+
+def _attention_inputs(trial: int, generator: torch.Generator) -> tuple:
+    """Trial 0: no mask argument; trial 1: mask=None; later trials: padded batches."""
+    B, heads, T, d = _ATTENTION_SHAPES[trial % len(_ATTENTION_SHAPES)]
+    q, k, v = (torch.randn(B, heads, T, d, generator=generator) for _ in range(3))
+    if trial == 0:
+        return q, k, v
+    if trial == 1:
+        return q, k, v, None
+    lengths = torch.randint(1, T + 1, (B,), generator=generator)  # (B,) real tokens per row
+    lengths[0] = max(1, T // 2)  # at least one row is padded
+    mask = torch.arange(T)[None, :] < lengths[:, None]  # (B, T), True = real token
+    return q, k, v, mask
+
+
+register(
+    "attention",
+    _reference_attention,
+    _attention_inputs,
+    hint=(
+        "scores = q @ k.transpose(-2, -1) / math.sqrt(d); give padded keys (mask False) a "
+        "score of -inf before the softmax over the last dimension; return (probs @ v, probs)"
+    ),
+    output_names=("output", "probabilities"),
+)

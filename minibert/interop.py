@@ -1,0 +1,203 @@
+"""Move weights between Hugging Face `transformers` BERT models and minibert models.
+
+The course uses this to check its from-scratch BERT against a well-known implementation (same
+weights in, same numbers out) and to load real pretrained BERT weights. Every parameter is copied
+through an explicit name map, minibert name -> Hugging Face name, so the correspondence between
+the two codebases can be read line by line. `transformers` is optional: it is imported only
+inside the functions that need it.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from .config import BertConfig
+from .heads import Pooler
+from .models.bert import BertForPreTraining, BertModel
+
+# Hugging Face `hidden_act` -> minibert `activation`. "gelu" is exact x * Phi(x); the others are
+# the tanh approximation of the original TF code, written in different ways.
+ACTIVATIONS_FROM_HF = {
+    "gelu": "gelu", "gelu_python": "gelu",
+    "gelu_new": "gelu_tanh", "gelu_pytorch_tanh": "gelu_tanh", "gelu_fast": "gelu_tanh",
+    "relu": "relu",
+}
+
+# Inside one layer: minibert module -> Hugging Face module (each has .weight and .bias).
+LAYER_NAMES = {
+    "attention.attention.query": "attention.self.query",
+    "attention.attention.key": "attention.self.key",
+    "attention.attention.value": "attention.self.value",
+    "attention.attention.output": "attention.output.dense",
+    "attention.norm": "attention.output.LayerNorm",
+    "feed_forward.up": "intermediate.dense",
+    "feed_forward.down": "output.dense",
+    "feed_forward.norm": "output.LayerNorm",
+}
+
+
+def config_from_transformers(hf_config) -> BertConfig:
+    """A minibert BertConfig with the same shapes and settings as a Hugging Face BertConfig."""
+    position = getattr(hf_config, "position_embedding_type", "absolute")
+    if position != "absolute":
+        raise ValueError(
+            f"position_embedding_type={position!r} is not supported: minibert's BERT has learned "
+            f"absolute positions only; load a model with position_embedding_type='absolute'"
+        )
+    act = hf_config.hidden_act
+    if not isinstance(act, str) or act not in ACTIVATIONS_FROM_HF:
+        raise ValueError(
+            f"hidden_act={act!r} has no minibert equivalent: choose one of "
+            f"{sorted(ACTIVATIONS_FROM_HF)}"
+        )
+    if getattr(hf_config, "add_cross_attention", False):
+        raise ValueError("cross-attention (add_cross_attention=True) is not part of minibert")
+    pad = hf_config.pad_token_id
+    return BertConfig(
+        vocab_size=hf_config.vocab_size,
+        hidden_size=hf_config.hidden_size,
+        num_layers=hf_config.num_hidden_layers,
+        num_heads=hf_config.num_attention_heads,
+        intermediate_size=hf_config.intermediate_size,
+        max_position=hf_config.max_position_embeddings,
+        type_vocab_size=hf_config.type_vocab_size,
+        activation=ACTIVATIONS_FROM_HF[act],
+        dropout=float(hf_config.hidden_dropout_prob),
+        attention_dropout=float(hf_config.attention_probs_dropout_prob),
+        layer_norm_eps=hf_config.layer_norm_eps,
+        initializer_range=hf_config.initializer_range,
+        pad_token_id=0 if pad is None else pad,   # only the padding row's gradient depends on it
+        causal=bool(getattr(hf_config, "is_decoder", False)),
+    )
+
+
+def name_map(model: nn.Module) -> dict[str, str]:
+    """minibert parameter name -> Hugging Face parameter name, for a minibert BERT model."""
+    if isinstance(model, BertModel):
+        bert, mine, hf = model, "", ""
+    elif isinstance(model, BertForPreTraining):
+        bert, mine, hf = model.bert, "bert.", "bert."
+    else:
+        raise TypeError(f"no name map for {type(model).__name__}: pass a BertModel or "
+                        f"BertForPreTraining")
+    names = {f"{mine}encoder.embeddings.{a}.weight": f"{hf}embeddings.{b}.weight" for a, b in (
+        ("word", "word_embeddings"), ("position", "position_embeddings"),
+        ("segment", "token_type_embeddings"))}
+    modules = {"encoder.embeddings.norm": "embeddings.LayerNorm"}          # weight and bias
+    for i in range(model.config.num_layers):
+        modules.update({f"encoder.layers.{i}.{a}": f"encoder.layer.{i}.{b}"
+                        for a, b in LAYER_NAMES.items()})
+    if bert.pooler is not None:
+        modules["pooler.dense"] = "pooler.dense"
+    modules = {mine + a: hf + b for a, b in modules.items()}
+    if isinstance(model, BertForPreTraining):   # the decoder matrix is the word table above
+        names["mlm.bias"] = "cls.predictions.decoder.bias"
+        modules["mlm.dense"] = "cls.predictions.transform.dense"
+        modules["mlm.norm"] = "cls.predictions.transform.LayerNorm"
+        if model.nsp is not None:
+            modules["nsp.classifier"] = "cls.seq_relationship"
+    for a, b in modules.items():
+        names.update({f"{a}.weight": f"{b}.weight", f"{a}.bias": f"{b}.bias"})
+    return names
+
+
+def from_transformers(hf_model, **overrides) -> nn.Module:
+    """The minibert twin of a Hugging Face BertModel, BertForPreTraining or BertForMaskedLM.
+
+    `overrides` change minibert config fields that do not touch the weights, e.g.
+    `from_transformers(hf, use_sdpa=True)`. The result is in eval mode, like `from_pretrained`.
+    """
+    import transformers
+
+    config = config_from_transformers(hf_model.config).replace(**overrides)
+    if isinstance(hf_model, transformers.BertModel):
+        model = BertModel(config, add_pooler=hf_model.pooler is not None)
+    elif isinstance(hf_model, (transformers.BertForPreTraining, transformers.BertForMaskedLM)):
+        nsp = isinstance(hf_model, transformers.BertForPreTraining)
+        model = BertForPreTraining(config, nsp=nsp)
+        if model.bert.pooler is None and hf_model.bert.pooler is not None:
+            model.bert.pooler = Pooler(config)
+    else:
+        raise TypeError(
+            f"cannot load {type(hf_model).__name__}: pass a transformers BertModel, "
+            f"BertForPreTraining or BertForMaskedLM (its .bert is a BertModel)"
+        )
+    hf_state = hf_model.state_dict()
+    if isinstance(model, BertForPreTraining):
+        check_tied(hf_state)
+        # Second names of tensors mapped already: the decoder matrix is the word table, and
+        # cls.predictions.bias is the decoder's bias (the one the HF forward adds).
+        for alias in ("cls.predictions.decoder.weight", "cls.predictions.bias"):
+            hf_state.pop(alias)
+    copy_weights(model, hf_state, name_map(model))
+    return model.eval()
+
+
+def check_tied(hf_state: dict[str, torch.Tensor]) -> None:
+    """minibert always ties the MLM decoder to the word embeddings (BERT's choice)."""
+    if not torch.equal(hf_state["cls.predictions.decoder.weight"],
+                       hf_state["bert.embeddings.word_embeddings.weight"]):
+        raise ValueError(
+            "this model's MLM decoder is not tied to its word embeddings "
+            "(tie_word_embeddings=False), but minibert's always is: load the encoder alone "
+            "(hf_model.bert) or build the Hugging Face model with tie_word_embeddings=True"
+        )
+
+
+def copy_weights(model: nn.Module, source: dict[str, torch.Tensor], names: dict[str, str]) -> None:
+    """Copy source[names[p]] into each minibert parameter p, checking names and shapes."""
+    params = dict(model.named_parameters())   # a tied or shared tensor appears once
+    unmapped = sorted(set(params) - set(names))
+    missing = sorted(set(names.values()) - set(source))
+    unexpected = sorted(set(source) - set(names.values()))
+    if unmapped or missing or unexpected:
+        raise ValueError(
+            "the two models do not have the same parameters:\n"
+            f"  minibert parameters without a Hugging Face name: {unmapped}\n"
+            f"  missing from the Hugging Face model: {missing}\n"
+            f"  unexpected in the Hugging Face model: {unexpected}\n"
+            "Build both from the same config (the names are in minibert.interop.name_map)."
+        )
+    wrong = [f"{mine} {tuple(params[mine].shape)} vs {hf} {tuple(source[hf].shape)}"
+             for mine, hf in names.items() if params[mine].shape != source[hf].shape]
+    if wrong:
+        raise ValueError(f"shape mismatch: {'; '.join(wrong)}. Build both from the same config.")
+    with torch.no_grad():
+        for mine, hf in names.items():
+            params[mine].copy_(source[hf])
+
+
+def to_transformers(model: nn.Module):
+    """The Hugging Face twin of a minibert BertModel / BertForPreTraining (eval mode)."""
+    import transformers
+
+    c = model.config
+    if c.sharing != "none" or c.embedding_size != c.hidden_size or c.type_vocab_size == 0:
+        raise ValueError("only a plain BERT (sharing='none', embedding_size=hidden_size, "
+                         "type_vocab_size>0) has a transformers.BertModel twin")
+    if c.position_embedding != "absolute":
+        raise ValueError("transformers' BERT needs position_embedding='absolute'")
+    hf_config = transformers.BertConfig(
+        vocab_size=c.vocab_size, hidden_size=c.hidden_size, num_hidden_layers=c.num_layers,
+        num_attention_heads=c.num_heads, intermediate_size=c.intermediate_size,
+        max_position_embeddings=c.max_position, type_vocab_size=c.type_vocab_size,
+        hidden_act={"gelu": "gelu", "gelu_tanh": "gelu_pytorch_tanh", "relu": "relu"}[c.activation],
+        hidden_dropout_prob=c.dropout, attention_probs_dropout_prob=c.attention_dropout,
+        layer_norm_eps=c.layer_norm_eps, initializer_range=c.initializer_range,
+        pad_token_id=c.pad_token_id, is_decoder=c.causal,
+    )
+    if isinstance(model, BertModel):
+        hf_model = transformers.BertModel(hf_config, add_pooling_layer=model.pooler is not None)
+    elif isinstance(model, BertForPreTraining) and model.nsp is not None:
+        hf_model = transformers.BertForPreTraining(hf_config)
+    elif isinstance(model, BertForPreTraining) and model.bert.pooler is None:
+        hf_model = transformers.BertForMaskedLM(hf_config)
+    else:
+        raise TypeError(f"no transformers twin for {type(model).__name__} with these heads")
+    params = dict(model.named_parameters())
+    target = hf_model.state_dict()
+    with torch.no_grad():
+        for mine, hf in name_map(model).items():
+            target[hf].copy_(params[mine])   # tied HF names share storage, so they follow
+    return hf_model.eval()

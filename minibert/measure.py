@@ -1,0 +1,192 @@
+"""Measurements the lessons report: parameter counts, latency and accuracy.
+
+Parameter counts count a shared tensor once: ALBERT's point is that reusing one layer twelve
+times costs the parameters of one layer, and a tied MLM decoder costs nothing extra.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from torch import nn
+
+__all__ = [
+    "LatencyResult",
+    "ParameterTable",
+    "accuracy",
+    "count_parameters",
+    "latency",
+    "masked_token_accuracy",
+    "parameter_table",
+]
+
+
+def _unique_parameters(module: nn.Module, seen: set[int]) -> list[nn.Parameter]:
+    """The parameters of `module` not seen before, by identity; adds them to `seen`."""
+    fresh = []
+    for _, param in module.named_parameters(remove_duplicate=False):
+        if id(param) not in seen:
+            seen.add(id(param))
+            fresh.append(param)
+    return fresh
+
+
+def count_parameters(model: nn.Module, trainable_only: bool = False) -> int:
+    """Number of scalar parameters in `model`, each shared tensor counted once."""
+    if not isinstance(model, nn.Module):
+        raise TypeError(f"count_parameters needs a torch.nn.Module, got {type(model).__name__}")
+    params = _unique_parameters(model, set())
+    return sum(p.numel() for p in params if p.requires_grad or not trainable_only)
+
+
+@dataclass
+class ParameterTable:
+    """Parameters per top-level child of a model. A tensor shared between children is counted
+    for the first child that holds it and shown as `shared` in the others."""
+
+    rows: list[tuple[str, int, int]]  # (child name, own parameters, shared parameters)
+    total: int
+
+    def as_dict(self) -> dict[str, int]:
+        return {name: own for name, own, _ in self.rows}
+
+    def __str__(self) -> str:
+        width = max([len("total"), *(len(name) for name, _, _ in self.rows)])
+        lines = [f"{'module':<{width}}  {'parameters':>12}  {'share':>6}  {'shared':>10}"]
+        for name, own, shared in self.rows:
+            share = own / self.total if self.total else 0.0
+            lines.append(
+                f"{name:<{width}}  {own:>12,}  {share:>6.1%}  {shared if shared else '':>10}"
+            )
+        lines.append(f"{'total':<{width}}  {self.total:>12,}")
+        return "\n".join(lines)
+
+    __repr__ = __str__
+
+
+def parameter_table(model: nn.Module) -> ParameterTable:
+    """Break `model`'s parameter count down by its top-level children (in registration order).
+
+    Parameters registered directly on `model` appear as "(own)". The rows add up to
+    `count_parameters(model)`.
+    """
+    if not isinstance(model, nn.Module):
+        raise TypeError(f"parameter_table needs a torch.nn.Module, got {type(model).__name__}")
+    seen: set[int] = set()
+    rows = []
+    own = list(model.parameters(recurse=False))
+    if own:
+        seen.update(id(p) for p in own)
+        rows.append(("(own)", sum(p.numel() for p in own), 0))
+    for name, child in model.named_children():
+        held = sum(p.numel() for p in child.parameters())  # each tensor once within the child
+        counted = sum(p.numel() for p in _unique_parameters(child, seen))
+        rows.append((name, counted, held - counted))
+    return ParameterTable(rows=rows, total=sum(own for _, own, _ in rows))
+
+
+@dataclass
+class LatencyResult:
+    """Wall-clock seconds of `repeats` calls: the median and the interquartile range."""
+
+    median: float
+    iqr: float
+    times: list[float]
+
+    def __float__(self) -> float:
+        return self.median
+
+    def __str__(self) -> str:
+        return f"{self.median * 1e3:.2f} ms (IQR {self.iqr * 1e3:.2f} ms, {len(self.times)} runs)"
+
+
+def latency(
+    fn_or_model: Callable | nn.Module,
+    *inputs,
+    repeats: int = 20,
+    warmup: int = 3,
+    threads: int | None = None,
+) -> LatencyResult:
+    """Time `fn_or_model(*inputs)` under `torch.inference_mode`, `warmup` untimed calls first.
+
+    A model is put in eval mode for the measurement and its mode restored afterwards.
+    `threads` sets torch's intra-op thread count for the measurement (None: leave it).
+    The median is robust to the odd slow run; the IQR says how noisy the machine was.
+    """
+    if not callable(fn_or_model):
+        raise TypeError(f"latency needs a function or a model, got {type(fn_or_model).__name__}")
+    if repeats < 1 or warmup < 0:
+        raise ValueError(f"need repeats >= 1 and warmup >= 0, got {repeats} and {warmup}")
+    if threads is not None and threads < 1:
+        raise ValueError(f"threads must be a positive int or None, got {threads}")
+    was_training = isinstance(fn_or_model, nn.Module) and fn_or_model.training
+    old_threads = torch.get_num_threads()
+    if isinstance(fn_or_model, nn.Module):
+        fn_or_model.eval()
+    if threads is not None:
+        torch.set_num_threads(threads)
+    times = []
+    try:
+        with torch.inference_mode():
+            for _ in range(warmup):
+                fn_or_model(*inputs)
+            for _ in range(repeats):
+                start = time.perf_counter()
+                fn_or_model(*inputs)
+                times.append(time.perf_counter() - start)
+    finally:
+        torch.set_num_threads(old_threads)
+        if was_training:
+            fn_or_model.train()
+    q1, q3 = np.percentile(times, [25, 75])
+    return LatencyResult(median=statistics.median(times), iqr=float(q3 - q1), times=times)
+
+
+def accuracy(logits: torch.Tensor, labels: torch.Tensor, ignore_index: int = -100) -> float:
+    """Fraction of positions where the prediction equals the label; `ignore_index` is skipped.
+
+    logits: (..., C) class scores, predicted class = argmax; or (...) one logit per position
+            for a binary task (ELECTRA's replaced-token detection), predicted 1 when > 0.
+    labels: (...) integer classes (or 0/1, bools for the binary case).
+    """
+    if logits.shape == labels.shape and logits.is_floating_point():
+        predictions = (logits > 0).long()  # (...)
+    elif logits.shape[:-1] == labels.shape:
+        predictions = logits.argmax(dim=-1)  # (...)
+    else:
+        raise ValueError(
+            f"logits {tuple(logits.shape)} do not match labels {tuple(labels.shape)}: expected "
+            "logits of shape labels.shape + (num_classes,), or labels.shape for a binary task"
+        )
+    labels = labels.long()
+    scored = labels != ignore_index  # (...)
+    if not scored.any():
+        raise ValueError(f"no labels to score: every label equals ignore_index={ignore_index}")
+    return (predictions[scored] == labels[scored]).float().mean().item()
+
+
+def masked_token_accuracy(
+    logits: torch.Tensor,
+    labels: torch.Tensor,
+    masked: torch.Tensor | None = None,
+    ignore_index: int = -100,
+) -> float:
+    """MLM accuracy: how often the model recovers the original token at masked positions.
+
+    logits (B, T, V), labels (B, T). Either `labels` holds `ignore_index` at every position
+    that was not selected for prediction (the usual MLM convention), or pass `masked`, a
+    boolean (B, T) that is True at the selected positions.
+    """
+    if masked is not None:
+        if masked.shape != labels.shape or masked.dtype != torch.bool:
+            raise ValueError(
+                f"masked must be a bool tensor shaped like labels {tuple(labels.shape)}, "
+                f"got {masked.dtype} {tuple(masked.shape)}"
+            )
+        labels = labels.masked_fill(~masked, ignore_index)  # (B, T)
+    return accuracy(logits, labels, ignore_index=ignore_index)

@@ -1,0 +1,157 @@
+"""BERT (Devlin et al., 2019): the encoder, its pretraining heads, and a fine-tuning classifier.
+
+Pretraining input:   [CLS] sentence A [SEP] sentence B [SEP]
+                     segment 0 ..........  segment 1 .......
+Pretraining loss:    masked-LM cross-entropy, averaged over the selected positions only,
+                   + next-sentence cross-entropy on the pooled [CLS] vector.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from ..config import BertConfig
+from ..encoder import Encoder, init_weights
+from ..heads import Classifier, MLMHead, Pooler, SentenceHead
+
+IGNORE_INDEX = -100   # label of positions that carry no MLM loss (not selected for masking)
+
+
+@dataclass
+class BertOutput:
+    last_hidden_state: torch.Tensor                        # (B, T, H)
+    pooled: torch.Tensor | None = None                     # (B, H)
+    hidden_states: tuple[torch.Tensor, ...] | None = None  # L + 1 of (B, T, H)
+    attentions: tuple[torch.Tensor, ...] | None = None     # L of (B, heads, T, T)
+    scores: tuple[torch.Tensor, ...] | None = None         # L of (B, heads, T, T)
+
+
+class BertModel(nn.Module):
+    """Embeddings, L post-LN layers, and (optionally) the tanh pooler."""
+
+    def __init__(self, config: BertConfig, add_pooler: bool = True):
+        super().__init__()
+        if not isinstance(config, BertConfig):
+            raise TypeError(
+                "BertModel needs a BertConfig, e.g. BertConfig.from_preset('bert-nano')"
+            )
+        self.config = config
+        self.encoder = Encoder(config)
+        self.pooler = Pooler(config) if add_pooler else None
+        self.apply(lambda m: init_weights(m, config.initializer_range))
+
+    @property
+    def word_embeddings(self) -> nn.Embedding:
+        return self.encoder.embeddings.word
+
+    def forward(
+        self,
+        input_ids: torch.Tensor,
+        token_type_ids: torch.Tensor | None = None,
+        attention_mask: torch.Tensor | None = None,
+        position_ids: torch.Tensor | None = None,
+        output_hidden_states: bool = False,
+        output_attentions: bool = False,
+    ) -> BertOutput:
+        out = self.encoder(input_ids, token_type_ids, attention_mask, position_ids,
+                           output_hidden_states, output_attentions)
+        pooled = self.pooler(out.last_hidden_state) if self.pooler is not None else None
+        return BertOutput(out.last_hidden_state, pooled, out.hidden_states, out.attentions,
+                          out.scores)
+
+
+@dataclass
+class PreTrainingOutput:
+    loss: torch.Tensor | None
+    mlm_loss: torch.Tensor | None
+    nsp_loss: torch.Tensor | None
+    mlm_logits: torch.Tensor          # (N, V) at labelled positions if labels given, else (B, T, V)
+    nsp_logits: torch.Tensor | None   # (B, 2)
+    mlm_targets: torch.Tensor | None  # (N,) the original ids at the labelled positions
+    bert: BertOutput
+
+
+class BertForPreTraining(nn.Module):
+    """BERT with its masked-LM head and (unless `nsp=False`, as in RoBERTa) the NSP head."""
+
+    def __init__(self, config: BertConfig, nsp: bool = True):
+        super().__init__()
+        self.config = config
+        self.bert = BertModel(config, add_pooler=nsp)
+        self.mlm = MLMHead(config, self.bert.word_embeddings)
+        self.nsp = SentenceHead(config, 2) if nsp else None
+        for head in (self.mlm, self.nsp):
+            if head is not None:
+                head.apply(lambda m: init_weights(m, config.initializer_range))
+
+    def forward(
+        self,
+        input_ids: torch.Tensor,
+        token_type_ids: torch.Tensor | None = None,
+        attention_mask: torch.Tensor | None = None,
+        mlm_labels: torch.Tensor | None = None,
+        nsp_labels: torch.Tensor | None = None,
+        output_hidden_states: bool = False,
+        output_attentions: bool = False,
+    ) -> PreTrainingOutput:
+        bert = self.bert(input_ids, token_type_ids, attention_mask,
+                         output_hidden_states=output_hidden_states,
+                         output_attentions=output_attentions)
+        mlm_loss = nsp_loss = targets = None
+        if mlm_labels is not None:
+            if mlm_labels.shape != input_ids.shape:
+                raise ValueError(
+                    f"mlm_labels has shape {tuple(mlm_labels.shape)}, expected "
+                    f"{tuple(input_ids.shape)} (the original id where masked, -100 elsewhere)"
+                )
+            selected = mlm_labels != IGNORE_INDEX                             # (B, T)
+            logits = self.mlm(bert.last_hidden_state, selected)               # (N, V)
+            targets = mlm_labels[selected]                                    # (N,)
+            # Mean over the selected positions only, the 10% kept unchanged included.
+            mlm_loss = F.cross_entropy(logits, targets) if targets.numel() else logits.sum() * 0
+        else:
+            logits = self.mlm(bert.last_hidden_state)                         # (B, T, V)
+        nsp_logits = self.nsp(bert.pooled) if self.nsp is not None else None  # (B, 2)
+        if nsp_labels is not None:
+            if nsp_logits is None:
+                raise ValueError("this model was built with nsp=False, so it takes no nsp_labels")
+            nsp_loss = F.cross_entropy(nsp_logits, nsp_labels)
+        losses = [loss for loss in (mlm_loss, nsp_loss) if loss is not None]
+        loss = sum(losses) if losses else None
+        return PreTrainingOutput(loss, mlm_loss, nsp_loss, logits, nsp_logits, targets, bert)
+
+
+@dataclass
+class ClassifierOutput:
+    loss: torch.Tensor | None
+    logits: torch.Tensor             # (B, classes)
+
+
+class BertForSequenceClassification(nn.Module):
+    """A classifier on the pooled [CLS] vector. Pass `bert=` to fine-tune a pretrained encoder."""
+
+    def __init__(self, config: BertConfig, num_classes: int, bert: BertModel | None = None):
+        super().__init__()
+        self.config = config
+        self.bert = bert if bert is not None else BertModel(config)
+        if self.bert.pooler is None:   # an encoder pretrained without NSP has no pooler yet
+            self.bert.pooler = Pooler(config)
+            self.bert.pooler.apply(lambda m: init_weights(m, config.initializer_range))
+        self.classifier = Classifier(config, num_classes)
+        self.classifier.apply(lambda m: init_weights(m, config.initializer_range))
+
+    def forward(
+        self,
+        input_ids: torch.Tensor,
+        token_type_ids: torch.Tensor | None = None,
+        attention_mask: torch.Tensor | None = None,
+        labels: torch.Tensor | None = None,
+    ) -> ClassifierOutput:
+        pooled = self.bert(input_ids, token_type_ids, attention_mask).pooled   # (B, H)
+        logits = self.classifier(pooled)                                       # (B, classes)
+        loss = F.cross_entropy(logits, labels) if labels is not None else None
+        return ClassifierOutput(loss, logits)

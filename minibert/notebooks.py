@@ -1,0 +1,110 @@
+"""Execute the lessons in place and record how long each one takes.
+
+    python -m minibert.notebooks lessons/01_bert.ipynb lessons/02_roberta.ipynb
+
+Each notebook runs top to bottom in a fresh "python3" kernel, from its own folder, with
+MPLBACKEND=Agg, and is saved with its new outputs. The seconds per lesson go to
+`lessons/timings.json`, so the course's time budget can be checked. A cell that raises stops
+that notebook (which is then left unchanged on disk) and makes the command exit with status 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+__all__ = ["BUDGET_SECONDS", "TIMINGS", "main", "run_notebook"]
+
+BUDGET_SECONDS = 150  # what one lesson may take on a 2-core CPU
+TIMINGS = Path(__file__).resolve().parent.parent / "lessons" / "timings.json"
+
+
+def run_notebook(path: str | Path, *, timeout: int = 600, kernel: str = "python3") -> float:
+    """Execute the notebook at `path` in place; return its wall time in seconds.
+
+    Raises nbclient's CellExecutionError (with the cell's traceback) if a cell fails; the
+    notebook on disk is then not modified.
+    """
+    import nbformat  # the runner's dependencies are only needed when lessons are run
+    from nbclient import NotebookClient
+
+    path = Path(path)
+    if path.suffix != ".ipynb" or not path.is_file():
+        raise FileNotFoundError(f"no notebook at {path} (expected an existing .ipynb file)")
+    os.environ["MPLBACKEND"] = "Agg"  # inherited by the kernel: figures render headless
+    notebook = nbformat.read(path, as_version=4)
+    client = NotebookClient(
+        notebook,
+        timeout=timeout,
+        kernel_name=kernel,
+        record_timing=False,  # no timestamps in cell metadata: reruns give clean diffs
+        resources={"metadata": {"path": str(path.parent.resolve())}},  # cwd = lesson folder
+    )
+    start = time.perf_counter()
+    client.execute()
+    seconds = time.perf_counter() - start
+    nbformat.write(notebook, path)
+    return seconds
+
+
+def _update_timings(timings_path: Path, seconds: dict[str, float]) -> None:
+    """Merge `seconds` (lesson name -> seconds) into the JSON file, keeping other lessons."""
+    timings = {}
+    if timings_path.is_file():
+        timings = json.loads(timings_path.read_text())
+    timings.update({name: round(value, 1) for name, value in seconds.items()})
+    timings_path.parent.mkdir(parents=True, exist_ok=True)
+    timings_path.write_text(json.dumps(dict(sorted(timings.items())), indent=2) + "\n")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m minibert.notebooks", description="Execute lessons in place."
+    )
+    parser.add_argument("notebooks", nargs="+", type=Path, help="the .ipynb files to run")
+    parser.add_argument("--timeout", type=int, default=600, help="seconds allowed per cell")
+    parser.add_argument(
+        "--timings", type=Path, default=TIMINGS, help="JSON file of seconds per lesson"
+    )
+    args = parser.parse_args(argv)
+
+    from nbclient.exceptions import CellExecutionError, DeadKernelError
+
+    seconds: dict[str, float] = {}
+    failed: list[str] = []
+    for path in args.notebooks:
+        print(f"running {path} ...", flush=True)
+        try:
+            elapsed = run_notebook(path, timeout=args.timeout)
+        except FileNotFoundError as error:
+            reason = str(error)
+        except CellExecutionError as error:
+            reason = f"a cell raised an error; the notebook was not saved.\n{error}"
+        except TimeoutError:
+            reason = f"a cell ran longer than {args.timeout} s; the notebook was not saved."
+        except DeadKernelError as error:
+            reason = f"the kernel died (out of memory?); the notebook was not saved.\n{error}"
+        else:
+            seconds[path.stem] = elapsed
+            over = f"  (over the {BUDGET_SECONDS} s budget)" if elapsed > BUDGET_SECONDS else ""
+            print(f"{path}: {elapsed:.1f} s{over}", flush=True)
+            continue
+        print(f"FAILED {path}: {reason}", file=sys.stderr, flush=True)
+        failed.append(str(path))
+
+    if seconds:
+        _update_timings(args.timings, seconds)
+        total = sum(seconds.values())
+        print(f"total {total:.1f} s for {len(seconds)} lesson(s); timings in {args.timings}")
+    if failed:
+        print(f"{len(failed)} lesson(s) failed: {', '.join(failed)}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
