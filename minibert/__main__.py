@@ -5,23 +5,21 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-# (notebook, model, what it teaches, figure). Lessons not written yet are marked "planned".
+# (notebook, model, what it teaches). Each lesson saves its figure as figures/<notebook>.png.
 COURSE = [
-    ("01_bert", "BERT", "attention by hand, MLM 80/10/10 + NSP, pretrain vs scratch", "01_bert"),
-    ("02_tokenization", "Tokenization", "byte-level BPE vs WordPiece and [UNK]", "02_tokenization"),
-    ("03_roberta", "RoBERTa", "dynamic masking, no NSP, input formats, large batches", "03_roberta"),
-    ("04_albert", "ALBERT", "factorized embeddings, cross-layer sharing, SOP", "04_albert"),
-    ("05_distilbert", "DistilBERT", "temperature, soft labels, the triple loss", "05_distilbert"),
-    ("06_electra", "ELECTRA", "replaced token detection vs MLM at equal compute", "06_electra"),
-    ("07_deberta", "DeBERTa", "disentangled attention, Enhanced Mask Decoder", "07_deberta"),
-    ("08_tinybert", "TinyBERT", "layer-wise distillation in two stages, augmentation", "08_tinybert"),
-    ("09_distil_bilstm", "BERT -> BiLSTM", "distilling into a recurrent student", "09_distil_bilstm"),
-    ("10_fastbert", "FastBERT", "self-distillation and early exit by entropy", "10_fastbert"),
-    ("11_structbert", "StructBERT", "word and sentence structural objectives", "11_structbert"),
-    ("12_soft_masked_bert", "Soft-Masked BERT", "detection + soft masking + correction",
-     "12_soft_masked_bert"),
-    ("13_comparison", "All of them", "one recipe, one task, every model side by side",
-     "13_comparison"),
+    ("01_bert", "BERT", "attention by hand, MLM 80/10/10 + NSP, pretrain vs scratch"),
+    ("02_tokenization", "Tokenization", "byte-level BPE vs WordPiece and [UNK]"),
+    ("03_roberta", "RoBERTa", "dynamic masking, no NSP, input formats, large batches"),
+    ("04_albert", "ALBERT", "factorized embeddings, cross-layer sharing, SOP"),
+    ("05_distilbert", "DistilBERT", "temperature, soft labels, the triple loss"),
+    ("06_electra", "ELECTRA", "replaced token detection vs MLM at equal compute"),
+    ("07_deberta", "DeBERTa", "disentangled attention, Enhanced Mask Decoder"),
+    ("08_tinybert", "TinyBERT", "layer-wise distillation in two stages, augmentation"),
+    ("09_distil_bilstm", "BERT -> BiLSTM", "distilling into a recurrent student"),
+    ("10_fastbert", "FastBERT", "self-distillation and early exit by entropy"),
+    ("11_structbert", "StructBERT", "word and sentence structural objectives"),
+    ("12_soft_masked_bert", "Soft-Masked BERT", "detection + soft masking + correction"),
+    ("13_comparison", "All of them", "one recipe, one task, every model side by side"),
 ]
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -32,13 +30,13 @@ def course_map() -> str:
     timings_file = ROOT / "lessons" / "timings.json"
     timings = json.loads(timings_file.read_text()) if timings_file.exists() else {}
     lines = ["minibert: BERT and its descendants, built from scratch", ""]
-    for notebook, model, teaches, figure in COURSE:
+    for notebook, model, teaches in COURSE:
         path = ROOT / "lessons" / f"{notebook}.ipynb"
         status = "ready" if path.exists() else "planned"
-        seconds = timings.get(f"{notebook}.ipynb")
+        seconds = timings.get(notebook)
         when = f"{seconds:5.0f} s" if seconds else "       "
         lines.append(f"  {notebook:<22} {model:<17} {status:<8} {when}  {teaches}")
-    lines += ["", "Run a lesson: make lab  |  test the course: make test  |  rerun all: make lessons"]
+    lines += ["", "open the lessons: make lab | test the course: make test | rerun: make lessons"]
     return "\n".join(lines)
 
 

@@ -4,6 +4,8 @@ import math
 
 import torch
 
+GRADER = "attention"  # the name this solution is graded under by minibert.check
+
 
 def my_attention(q, k, v, mask=None):
     d = q.size(-1)

@@ -1,0 +1,56 @@
+"""Every lesson's exercise: the committed stub fails its grader, the solution passes it."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from minibert import check
+
+LESSONS = Path(__file__).resolve().parent.parent / "lessons"
+SOLUTIONS = sorted((LESSONS / "solutions").glob("[0-9][0-9]_*.py"))
+
+
+def exercise_cells(notebook: Path) -> list[str]:
+    """The source of each code cell that grades an exercise with check.grade(...)."""
+    cells = json.loads(notebook.read_text())["cells"]
+    sources = ["".join(c["source"]) for c in cells if c["cell_type"] == "code"]
+    return [s for s in sources if "check.grade(" in s]
+
+
+def load_solution(path: Path):
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_every_lesson_has_a_graded_exercise_and_a_solution():
+    lessons = sorted(LESSONS.glob("[0-9][0-9]_*.ipynb"))
+    assert lessons, "no lessons found"
+    for notebook in lessons:
+        assert exercise_cells(notebook), f"{notebook.name} has no cell calling check.grade(...)"
+        assert (LESSONS / "solutions" / f"{notebook.stem}.py").exists(), (
+            f"{notebook.name} has no solution in lessons/solutions/{notebook.stem}.py"
+        )
+
+
+@pytest.mark.parametrize("solution_path", SOLUTIONS, ids=lambda p: p.stem)
+def test_solution_passes_and_stub_fails(solution_path: Path):
+    solution = load_solution(solution_path)
+    notebook = LESSONS / f"{solution_path.stem}.ipynb"
+    for source in exercise_cells(notebook):
+        grader = re.search(r"check\.grade\(\s*\"(\w+)\",\s*(\w+)", source)
+        assert grader, "the exercise cell must call check.grade(\"name\", function)"
+        name, function_name = grader.groups()
+        # The stub, as committed in the lesson, runs without error and does not pass.
+        namespace = {"check": check}
+        exec(compile(source, f"{notebook.name}:exercise", "exec"), namespace)
+        assert namespace["result"].passed is False
+        # The solution passes the same grader.
+        assert name == solution.GRADER
+        assert check.grade(name, getattr(solution, function_name), print=False).passed
