@@ -30,7 +30,7 @@ unit: setup
 	$(PY) -m pytest -q tests
 
 nb: setup
-	$(PY) -m pytest -q --nbval-lax --nbval-sanitize-with lessons/sanitize.cfg \
+	$(PY) -m pytest -q --nbval-lax --nbval-current-env --nbval-sanitize-with lessons/sanitize.cfg \
 		--nbval-cell-timeout 600 -p no:cacheprovider lessons
 
 lab: setup

@@ -13,7 +13,8 @@ __version__ = "0.1.0"
 
 _SUBMODULES = {
     "attention", "check", "config", "data", "distill", "encoder", "heads", "interop",
-    "masking", "measure", "models", "notebooks", "plots", "tokenizers", "train", "widgets",
+    "masking", "measure", "models", "notebooks", "plots", "tokenizers", "toylang", "train",
+    "widgets",
 }
 _SHORTCUTS = {
     "BertConfig": ("config", "BertConfig"),
