@@ -38,6 +38,7 @@ lab: setup
 
 bench: setup
 	$(PY) bench/bench_encoder.py
+	$(PY) bench/bench_tokenizers.py
 
 clean:
 	rm -rf .venv

@@ -187,19 +187,34 @@ def _difference(
         return _tensor_difference(got, expected, where, atol, rtol)
     if isinstance(expected, (tuple, list)):
         named = f" ({', '.join(names)})" if names and len(names) == len(expected) else ""
-        wanted = f"a tuple of {len(expected)}{named}"
+        container = "list" if isinstance(expected, list) else "tuple"
+        wanted = f"a {container} of {len(expected)}{named}"
         if not isinstance(got, (tuple, list)):
             return f"{where} is {_kind(got)}, expected {wanted}", math.inf
         if len(got) != len(expected):
             return f"{where} is {_kind(got)}, expected {wanted}", math.inf
         worst = 0.0
         for i, (g, e) in enumerate(zip(got, expected)):
-            label = f"`{names[i]}` (item {i} of the tuple)" if named else f"item {i} of the tuple"
+            label = (f"`{names[i]}` (item {i} of the {container})" if named
+                     else f"item {i} of the {container}")
             problem, diff = _difference(g, e, label, atol, rtol, None)
             if problem:
                 return problem, diff
             worst = max(worst, diff)
         return None, worst
+    if isinstance(expected, Mapping):
+        if not isinstance(got, Mapping):
+            return f"{where} is {_kind(got)}, expected a dict", math.inf
+        missing = [key for key in expected if key not in got]
+        extra = [key for key in got if key not in expected]
+        if missing or extra:
+            return (f"{where} has the wrong keys: missing {missing[:5]}"
+                    f"{' ...' if len(missing) > 5 else ''}, unexpected {extra[:5]}"
+                    f"{' ...' if len(extra) > 5 else ''}"), math.inf
+        for key, value in expected.items():
+            if got[key] != value:
+                return f"{where}[{key!r}] is {got[key]!r}, expected {value!r}", math.inf
+        return None, 0.0
     if isinstance(expected, (int, float)) and not isinstance(expected, bool):
         if isinstance(got, torch.Tensor) and got.numel() == 1:
             got = got.item()
@@ -436,4 +451,62 @@ register(
         "score of -inf before the softmax over the last dimension; return (probs @ v, probs)"
     ),
     output_names=("output", "probabilities"),
+)
+
+
+# ---------------------------------------------------------------------------------------------
+# exercises "get_stats" and "merge": the two helpers of BPE (lesson 02)
+
+
+def _random_ids(generator: torch.Generator, length: int, vocab: int) -> list[int]:
+    return torch.randint(0, vocab, (length,), generator=generator).tolist()
+
+
+def _get_stats_inputs(trial: int, generator: torch.Generator) -> tuple:
+    """Trial 0: the docstring's example; then an empty list, one id, and random lists."""
+    fixed = {0: [1, 2, 3, 1, 2], 1: [], 2: [7], 3: [5, 5, 5, 5]}
+    if trial in fixed:
+        return (fixed[trial],)
+    return (_random_ids(generator, 40, 6),)
+
+
+def _merge_inputs(trial: int, generator: torch.Generator) -> tuple:
+    """Trial 0: the docstring's example; trial 1: an overlapping run; then random lists."""
+    if trial == 0:
+        return [1, 2, 3, 1, 2], (1, 2), 4
+    if trial == 1:
+        return [1, 1, 1, 2, 1, 1], (1, 1), 9
+    ids = _random_ids(generator, 40, 5)
+    start = int(torch.randint(0, len(ids) - 1, (1,), generator=generator))
+    return ids, (ids[start], ids[start + 1]), 256
+
+
+def _reference_get_stats(ids):
+    from .tokenizers.bpe import get_stats
+
+    return get_stats(ids)
+
+
+def _reference_merge(ids, pair, idx):
+    from .tokenizers.bpe import merge
+
+    return merge(ids, pair, idx)
+
+
+register(
+    "get_stats",
+    _reference_get_stats,
+    _get_stats_inputs,
+    hint=("loop over zip(ids, ids[1:]) and count each (left, right) pair in a dict: "
+          "counts[pair] = counts.get(pair, 0) + 1"),
+    trials=6,
+)
+
+register(
+    "merge",
+    _reference_merge,
+    _merge_inputs,
+    hint=("walk through ids with an index i; where ids[i], ids[i + 1] equal the pair, append idx "
+          "and skip two, otherwise append ids[i] and move on by one"),
+    trials=6,
 )

@@ -137,3 +137,22 @@ def test_results_show_once_in_a_notebook(capsys):
     result._ipython_display_()  # outside IPython there is no cell number: shown again
     assert capsys.readouterr().out.count("correct on") == 2
     assert repr(result) == "CheckResult(passed=True, name='attention')"
+
+
+def test_bpe_graders_accept_the_reference_and_name_a_wrong_count():
+    from minibert.tokenizers.bpe import get_stats, merge
+
+    assert check.grade("get_stats", get_stats, print=False).passed
+    assert check.grade("merge", merge, print=False).passed
+
+    def counts_once(ids):
+        return {pair: 1 for pair in zip(ids, ids[1:])}
+
+    result = check.grade("get_stats", counts_once, print=False)
+    assert not result.passed and "[(1, 2)] is 1, expected 2" in result.message
+
+    def merge_without_skipping(ids, pair, idx):
+        return [idx if (a, b) == pair else a for a, b in zip(ids, ids[1:] + [None])]
+
+    result = check.grade("merge", merge_without_skipping, print=False)
+    assert not result.passed and "expected a list of 3" in result.message

@@ -43,14 +43,17 @@ def test_every_lesson_has_a_graded_exercise_and_a_solution():
 def test_solution_passes_and_stub_fails(solution_path: Path):
     solution = load_solution(solution_path)
     notebook = LESSONS / f"{solution_path.stem}.ipynb"
+    graded = set()
     for source in exercise_cells(notebook):
-        grader = re.search(r"check\.grade\(\s*\"(\w+)\",\s*(\w+)", source)
-        assert grader, "the exercise cell must call check.grade(\"name\", function)"
-        name, function_name = grader.groups()
+        calls = re.findall(r"check\.grade\(\s*\"(\w+)\",\s*(\w+)", source)
+        assert calls, "an exercise cell must call check.grade(\"name\", function)"
         # The stub, as committed in the lesson, runs without error and does not pass.
         namespace = {"check": check}
         exec(compile(source, f"{notebook.name}:exercise", "exec"), namespace)
-        assert namespace["result"].passed is False
-        # The solution passes the same grader.
-        assert name == solution.GRADER
-        assert check.grade(name, getattr(solution, function_name), print=False).passed
+        for name, function_name in calls:
+            assert not check.grade(name, namespace[function_name], print=False).passed
+            # The solution passes the same grader.
+            assert name in solution.GRADERS, f"{solution_path.name} has no solution for {name!r}"
+            assert check.grade(name, solution.GRADERS[name], print=False).passed
+            graded.add(name)
+    assert graded == set(solution.GRADERS)

@@ -4,8 +4,6 @@ import math
 
 import torch
 
-GRADER = "attention"  # the name this solution is graded under by minibert.check
-
 
 def my_attention(q, k, v, mask=None):
     d = q.size(-1)
@@ -15,3 +13,6 @@ def my_attention(q, k, v, mask=None):
         scores = scores.masked_fill(padded_keys, float("-inf"))       # nobody attends to padding
     probabilities = torch.softmax(scores, dim=-1)                     # (B, heads, T, T)
     return probabilities @ v, probabilities                           # (B, heads, T, d), probs
+
+
+GRADERS = {"attention": my_attention}  # grader name in minibert.check -> this solution
