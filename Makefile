@@ -4,6 +4,8 @@ export MPLBACKEND := Agg
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
+# Idle OpenMP threads sleep instead of spinning, so a busy machine does not stall training.
+export OMP_WAIT_POLICY := PASSIVE
 LESSONS  := $(sort $(wildcard lessons/[0-9][0-9]_*.ipynb))
 
 .PHONY: setup lessons test lint unit nb lab bench clean
@@ -31,7 +33,7 @@ unit: setup
 
 nb: setup
 	$(PY) -m pytest -q --nbval-lax --nbval-current-env --nbval-sanitize-with lessons/sanitize.cfg \
-		--nbval-cell-timeout 600 -p no:cacheprovider lessons
+		--nbval-cell-timeout 900 -p no:cacheprovider lessons
 
 lab: setup
 	.venv/bin/jupyter lab lessons

@@ -510,3 +510,85 @@ register(
           "and skip two, otherwise append ids[i] and move on by one"),
     trials=6,
 )
+
+
+# ---------------------------------------------------------------------------------------------
+# exercise "albert_parameters": ALBERT's parameter count per embedding size and sharing mode
+
+
+def _reference_albert_parameters(vocab_size, embedding_size, hidden_size, num_layers, sharing):
+    """Parameters of the word table (+ the E -> H projection when E != H) and of the layers,
+    counted from a model built on the meta device (no memory), each shared tensor once."""
+    from .config import BertConfig
+    from .encoder import Embeddings, build_layers
+    from .measure import count_parameters
+
+    config = BertConfig(vocab_size=vocab_size, hidden_size=hidden_size, num_layers=num_layers,
+                        num_heads=1, embedding_size=embedding_size, sharing=sharing)
+    with torch.device("meta"):
+        embeddings, layers = Embeddings(config), build_layers(config)
+    table = embeddings.word.weight.numel()
+    projection = count_parameters(embeddings.project) if embeddings.project is not None else 0
+    return table + projection + count_parameters(layers)
+
+
+def _albert_parameters_inputs(trial: int, generator: torch.Generator) -> tuple:
+    """Trial 0: lesson 04's ALBERT; 1: BERT's full table; 2-5: each sharing mode, random sizes."""
+    if trial == 0:
+        return 500, 32, 128, 6, "all"
+    if trial == 1:
+        return 500, 128, 128, 6, "none"
+    sharing = ("none", "all", "attention", "ffn")[(trial - 2) % 4]
+    vocab = int(torch.randint(100, 3000, (1,), generator=generator))
+    embedding = int(torch.randint(4, 64, (1,), generator=generator))
+    hidden = 16 * int(torch.randint(5, 12, (1,), generator=generator))
+    layers = int(torch.randint(2, 13, (1,), generator=generator))
+    return vocab, embedding, hidden, layers, sharing
+
+
+register(
+    "albert_parameters",
+    _reference_albert_parameters,
+    _albert_parameters_inputs,
+    hint=("table: V*E, plus E*H + H for the projection when E != H (V*H otherwise). One "
+          "attention block: 4*(H*H + H) + 2*H; one FFN block (4H wide): 8*H*H + 5*H + 2*H. "
+          "Count L copies of a block unless the sharing mode shares it, then count one"),
+    trials=6,
+    atol=0.5,
+    rtol=0.0,
+)
+
+
+# ---------------------------------------------------------------------------------------------
+# exercise "roberta_position_ids": RoBERTa's position ids, offset by the padding index (lesson 03)
+
+
+def _reference_roberta_position_ids(input_ids: torch.Tensor, pad_token_id: int,
+                                    padding_idx: int) -> torch.Tensor:
+    from .models.roberta import position_ids_from_input_ids
+
+    return position_ids_from_input_ids(input_ids, pad_token_id, padding_idx)
+
+
+def _roberta_position_inputs(trial: int, generator: torch.Generator) -> tuple:
+    """Trial 0: the lesson's example; then padded batches with RoBERTa's pad 1 or pad 0."""
+    if trial == 0:
+        return torch.tensor([[0, 31, 32, 2, 1, 1]]), 1, 1
+    batch, length = 2 + trial % 3, 5 + trial
+    ids = torch.randint(5, 50, (batch, length), generator=generator)             # (B, T)
+    lengths = torch.randint(1, length + 1, (batch,), generator=generator)        # (B,)
+    pad = 1 if trial % 2 else 0
+    ids[torch.arange(length)[None, :] >= lengths[:, None]] = pad                 # right padding
+    return ids, pad, 1 if trial < 4 else 2
+
+
+register(
+    "roberta_position_ids",
+    _reference_roberta_position_ids,
+    _roberta_position_inputs,
+    hint=("real = (input_ids != pad_token_id).long(); position_ids = torch.cumsum(real, dim=1) "
+          "* real + padding_idx: real tokens count from padding_idx + 1, padding gets padding_idx"),
+    trials=6,
+    atol=0.0,
+    rtol=0.0,
+)

@@ -11,7 +11,8 @@ Two corpora, both available offline:
 
 And the plumbing that turns sentences into BERT inputs:
 
-- `nsp_examples`: (A, B, label) pairs for next-sentence prediction,
+- `nsp_examples`, `sop_examples`: (A, B, label) pairs for next-sentence and sentence-order
+  prediction,
 - `encode_pair`: `[CLS] A [SEP] B [SEP]` plus segment ids,
 - `pad_batch`, `pad_token_types`, `pair_batch`: lists of ids -> padded LongTensors.
 """
@@ -53,6 +54,7 @@ __all__ = [
     "pad_token_types",
     "pair_batch",
     "polarity_task",
+    "sop_examples",
     "split_sentences",
     "topic_task",
 ]
@@ -199,6 +201,32 @@ def nsp_examples(documents: Sequence[Sequence[Sentence]], seed: int,
                 other = rng.choice(sources)
             b = rng.choice(documents[other])
         examples.append((documents[d][i], b, label))
+    return examples
+
+
+def sop_examples(documents: Sequence[Sequence[Sentence]], seed: int,
+                 n_examples: int | None = None) -> list[tuple[Sentence, Sentence, int]]:
+    """Sentence-order-prediction pairs (A, B, label), half of each label, in random order.
+
+    label 0: A and B are two consecutive segments of one document, in their order.
+    label 1: the same two segments swapped (B, A). Both labels come from the same document,
+             so the topic says nothing and only the order of the two segments is left to learn.
+    Each adjacent pair of the corpus is used at most once; `n_examples` keeps that many.
+    """
+    rng = random.Random(seed)
+    pairs = [(d, i) for d, doc in enumerate(documents) for i in range(len(doc) - 1)]
+    if not pairs:
+        raise ValueError("no document has two sentences, so there is no pair to order")
+    rng.shuffle(pairs)
+    if n_examples is not None:
+        if not 1 <= n_examples <= len(pairs):
+            raise ValueError(f"n_examples must be in [1, {len(pairs)}] (the number of adjacent "
+                             f"sentence pairs), got {n_examples}")
+        pairs = pairs[:n_examples]
+    examples = []
+    for (d, i), label in zip(pairs, _balanced_labels(len(pairs), 2, rng)):
+        first, second = documents[d][i], documents[d][i + 1]
+        examples.append((first, second, 0) if label == 0 else (second, first, 1))
     return examples
 
 

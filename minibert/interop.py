@@ -201,3 +201,145 @@ def to_transformers(model: nn.Module):
         for mine, hf in name_map(model).items():
             target[hf].copy_(params[mine])   # tied HF names share storage, so they follow
     return hf_model.eval()
+
+
+# ============================================================================== RoBERTa
+
+
+def roberta_from_transformers(hf_model, **overrides) -> nn.Module:
+    """The minibert twin of a Hugging Face RobertaModel or RobertaForMaskedLM (eval mode).
+
+    Same layers as BERT under other prefixes (`roberta.`, `lm_head.`); the position table keeps
+    its padding offset, so minibert computes the same position ids (cumsum(non-pad) + pad id).
+    """
+    import transformers
+
+    from .models.roberta import RobertaForMaskedLM, RobertaModel
+
+    hf_config = hf_model.config
+    if hf_config.pad_token_id is None:
+        raise ValueError("this RoBERTa config has no pad_token_id, so its position ids are "
+                         "undefined: set config.pad_token_id (RoBERTa uses 1)")
+    config = config_from_transformers(hf_config).replace(**overrides)
+    pad = hf_config.pad_token_id
+    if isinstance(hf_model, transformers.RobertaModel):
+        model = RobertaModel(config, add_pooler=hf_model.pooler is not None, padding_idx=pad)
+        names = name_map(model)   # a RobertaModel is a BertModel: the same names, no prefix
+        hf_state = hf_model.state_dict()
+    elif isinstance(hf_model, transformers.RobertaForMaskedLM):
+        model = RobertaForMaskedLM(config, padding_idx=pad)
+        names = {f"roberta.{a}": f"roberta.{b}" for a, b in name_map(model.roberta).items()}
+        names["mlm.bias"] = "lm_head.bias"
+        for a, b in (("dense", "dense"), ("norm", "layer_norm")):
+            names.update({f"mlm.{a}.{p}": f"lm_head.{b}.{p}" for p in ("weight", "bias")})
+        hf_state = hf_model.state_dict()
+        if not torch.equal(hf_state["lm_head.decoder.weight"],
+                           hf_state["roberta.embeddings.word_embeddings.weight"]):
+            raise ValueError("this model's lm_head.decoder is not tied to the word embeddings, "
+                             "but minibert's always is: load hf_model.roberta alone instead")
+        for alias in ("lm_head.decoder.weight", "lm_head.decoder.bias"):
+            hf_state.pop(alias, None)   # the word table, and lm_head.bias again
+    else:
+        raise TypeError(f"cannot load {type(hf_model).__name__}: pass a transformers "
+                        f"RobertaModel or RobertaForMaskedLM")
+    copy_weights(model, hf_state, names)
+    return model.eval()
+
+
+# =============================================================================== ALBERT
+
+# Inside one layer: minibert module -> Hugging Face AlbertLayer module. HF puts the attention
+# LayerNorm inside AlbertAttention and calls the FFN's LayerNorm `full_layer_layer_norm`.
+ALBERT_LAYER_NAMES = {
+    "attention.attention.query": "attention.query",
+    "attention.attention.key": "attention.key",
+    "attention.attention.value": "attention.value",
+    "attention.attention.output": "attention.dense",
+    "attention.norm": "attention.LayerNorm",
+    "feed_forward.up": "ffn",
+    "feed_forward.down": "ffn_output",
+    "feed_forward.norm": "full_layer_layer_norm",
+}
+
+
+def albert_config_from_transformers(hf_config) -> BertConfig:
+    """A minibert config with the shapes, sharing and settings of a Hugging Face AlbertConfig.
+
+    HF groups layers: layer i uses group int(i / (L / num_hidden_groups)). One group of one
+    layer is sharing="all"; L groups of one layer each is sharing="none".
+    """
+    layers, groups = hf_config.num_hidden_layers, hf_config.num_hidden_groups
+    if hf_config.inner_group_num != 1 or groups not in (1, layers):
+        raise ValueError(
+            f"num_hidden_groups={groups}, inner_group_num={hf_config.inner_group_num} has no "
+            f"minibert sharing mode: use num_hidden_groups=1 (sharing='all') or "
+            f"num_hidden_groups=num_hidden_layers (sharing='none'), with inner_group_num=1"
+        )
+    base = config_from_transformers(hf_config)
+    return base.replace(embedding_size=hf_config.embedding_size,
+                        sharing="all" if groups == 1 else "none")
+
+
+def albert_name_map(model: nn.Module) -> dict[str, str]:
+    """minibert parameter name -> Hugging Face name, for an AlbertModel / AlbertForPreTraining."""
+    from .models.albert import AlbertForPreTraining, AlbertModel
+
+    if isinstance(model, AlbertModel):
+        albert, mine, hf = model, "", ""
+    elif isinstance(model, AlbertForPreTraining):
+        albert, mine, hf = model.albert, "albert.", "albert."
+    else:
+        raise TypeError(f"no ALBERT name map for {type(model).__name__}: pass an AlbertModel "
+                        f"or AlbertForPreTraining")
+    names = {f"encoder.embeddings.{a}.weight": f"embeddings.{b}.weight" for a, b in (
+        ("word", "word_embeddings"), ("position", "position_embeddings"),
+        ("segment", "token_type_embeddings"))}
+    modules = {"encoder.embeddings.norm": "embeddings.LayerNorm",
+               "encoder.embeddings.project": "encoder.embedding_hidden_mapping_in"}
+    shared = model.config.sharing == "all"
+    # With sharing="all", PyTorch names the one shared layer after its first use: layers.0.
+    for i in range(1 if shared else model.config.num_layers):
+        modules.update({f"encoder.layers.{i}.{a}": f"encoder.albert_layer_groups.{i}."
+                        f"albert_layers.0.{b}" for a, b in ALBERT_LAYER_NAMES.items()})
+    if albert.pooler is not None:
+        modules["pooler.dense"] = "pooler"
+    names = {mine + a: hf + b for a, b in names.items()}
+    modules = {mine + a: hf + b for a, b in modules.items()}
+    if isinstance(model, AlbertForPreTraining):   # the decoder matrix is the word table
+        names["mlm.bias"] = "predictions.bias"
+        modules.update({"mlm.dense": "predictions.dense", "mlm.norm": "predictions.LayerNorm",
+                        "sop.classifier": "sop_classifier.classifier"})
+    for a, b in modules.items():
+        names.update({f"{a}.weight": f"{b}.weight", f"{a}.bias": f"{b}.bias"})
+    return names
+
+
+def albert_from_transformers(hf_model, **overrides) -> nn.Module:
+    """The minibert twin of a Hugging Face AlbertModel or AlbertForPreTraining (eval mode)."""
+    import transformers
+
+    from .models.albert import AlbertForPreTraining, AlbertModel
+
+    config = albert_config_from_transformers(hf_model.config).replace(**overrides)
+    if config.sharing not in ("all", "none"):
+        raise ValueError("Hugging Face ALBERT shares all of a layer or nothing: do not override "
+                         "sharing")
+    if config.embedding_size == config.hidden_size:
+        raise ValueError("minibert projects E -> H only when embedding_size != hidden_size, but "
+                         "HF ALBERT always has the projection: use embedding_size < hidden_size")
+    hf_state = hf_model.state_dict()
+    if isinstance(hf_model, transformers.AlbertModel):
+        model = AlbertModel(config, add_pooler=hf_model.pooler is not None)
+    elif isinstance(hf_model, transformers.AlbertForPreTraining):
+        model = AlbertForPreTraining(config)
+        if not torch.equal(hf_state["predictions.decoder.weight"],
+                           hf_state["albert.embeddings.word_embeddings.weight"]):
+            raise ValueError("this model's MLM decoder is not tied to its word embeddings, but "
+                             "minibert's always is: load hf_model.albert alone instead")
+        for alias in ("predictions.decoder.weight", "predictions.decoder.bias"):
+            hf_state.pop(alias)   # the word table, and predictions.bias again
+    else:
+        raise TypeError(f"cannot load {type(hf_model).__name__}: pass a transformers "
+                        f"AlbertModel or AlbertForPreTraining")
+    copy_weights(model, hf_state, albert_name_map(model))
+    return model.eval()

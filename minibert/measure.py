@@ -21,6 +21,7 @@ __all__ = [
     "accuracy",
     "count_parameters",
     "latency",
+    "layer_transitions",
     "masked_token_accuracy",
     "parameter_table",
 ]
@@ -190,3 +191,38 @@ def masked_token_accuracy(
             )
         labels = labels.masked_fill(~masked, ignore_index)  # (B, T)
     return accuracy(logits, labels, ignore_index=ignore_index)
+
+
+def layer_transitions(
+    hidden_states: tuple[torch.Tensor, ...] | list[torch.Tensor],
+    attention_mask: torch.Tensor | None = None,
+) -> tuple[list[float], list[float]]:
+    """ALBERT's Figure 1: how far each layer moves its input, as (L2 distances, angles).
+
+    hidden_states: L + 1 tensors (B, T, H); [0] is the input of layer 1 (for ALBERT, the
+    projected embeddings), [l] the output of layer l. For each layer l and each non-pad token t:
+
+        L2_l    = mean_t || x_t^(l) - x_t^(l-1) ||_2
+        angle_l = mean_t  degrees(arccos(clip(cos(x_t^(l), x_t^(l-1)), -1, 1)))
+
+    averaged over the tokens where attention_mask is 1 (every token if it is None).
+    """
+    if len(hidden_states) < 2:
+        raise ValueError("need at least 2 hidden states (the embeddings and one layer output): "
+                         "call the model with output_hidden_states=True")
+    first = hidden_states[0]
+    if attention_mask is None:
+        attention_mask = torch.ones(first.shape[:2], dtype=torch.long)
+    if attention_mask.shape != first.shape[:2]:
+        raise ValueError(f"attention_mask {tuple(attention_mask.shape)} must be (B, T) = "
+                         f"{tuple(first.shape[:2])}, the first two dims of each hidden state")
+    real = attention_mask.bool()                                            # (B, T)
+    if not real.any():
+        raise ValueError("attention_mask has no real token (all zeros): nothing to average")
+    distances, angles = [], []
+    for before, after in zip(hidden_states[:-1], hidden_states[1:]):
+        x, y = before[real].double(), after[real].double()                  # (N, H) each
+        distances.append((y - x).norm(dim=-1).mean().item())
+        cosine = torch.nn.functional.cosine_similarity(x, y, dim=-1).clamp(-1.0, 1.0)  # (N,)
+        angles.append(torch.rad2deg(torch.arccos(cosine)).mean().item())
+    return distances, angles
