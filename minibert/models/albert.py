@@ -23,7 +23,7 @@ from torch import nn
 from ..config import BertConfig
 from ..encoder import init_weights
 from ..heads import MLMHead, SentenceHead
-from .bert import IGNORE_INDEX, BertModel, BertOutput
+from .bert import BertModel, BertOutput, masked_lm_loss
 
 ALBERT_DEFAULTS = dict(embedding_size=32, sharing="all", activation="gelu_tanh")
 
@@ -82,15 +82,8 @@ class AlbertForPreTraining(nn.Module):
                              output_attentions=output_attentions)
         mlm_loss = sop_loss = targets = None
         if mlm_labels is not None:
-            if mlm_labels.shape != input_ids.shape:
-                raise ValueError(
-                    f"mlm_labels has shape {tuple(mlm_labels.shape)}, expected "
-                    f"{tuple(input_ids.shape)} (the original id where masked, -100 elsewhere)"
-                )
-            selected = mlm_labels != IGNORE_INDEX                             # (B, T)
-            logits = self.mlm(albert.last_hidden_state, selected)             # (N, V)
-            targets = mlm_labels[selected]                                    # (N,)
-            mlm_loss = F.cross_entropy(logits, targets) if targets.numel() else logits.sum() * 0
+            logits, targets, mlm_loss = masked_lm_loss(self.mlm, albert.last_hidden_state,
+                                                       mlm_labels)            # (N, V), (N,)
         else:
             logits = self.mlm(albert.last_hidden_state)                       # (B, T, V)
         sop_logits = self.sop(albert.pooled)                                  # (B, 2)

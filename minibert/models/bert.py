@@ -21,6 +21,26 @@ from ..heads import Classifier, MLMHead, Pooler, SentenceHead
 IGNORE_INDEX = -100   # label of positions that carry no MLM loss (not selected for masking)
 
 
+def masked_lm_loss(
+    mlm_head: MLMHead, hidden: torch.Tensor, mlm_labels: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Score the labelled positions only; return (logits (N, V), targets (N,), mean loss).
+
+    mlm_labels: (B, T), the original id where a token was selected, -100 elsewhere. The loss
+    is the mean over the selected positions, the 10% kept unchanged included.
+    """
+    if mlm_labels.shape != hidden.shape[:2]:
+        raise ValueError(
+            f"mlm_labels has shape {tuple(mlm_labels.shape)}, expected "
+            f"{tuple(hidden.shape[:2])} (the original id where masked, -100 elsewhere)"
+        )
+    selected = mlm_labels != IGNORE_INDEX                                     # (B, T)
+    logits = mlm_head(hidden, selected)                                       # (N, V)
+    targets = mlm_labels[selected]                                            # (N,)
+    loss = F.cross_entropy(logits, targets) if targets.numel() else logits.sum() * 0
+    return logits, targets, loss
+
+
 @dataclass
 class BertOutput:
     last_hidden_state: torch.Tensor                        # (B, T, H)
@@ -103,16 +123,8 @@ class BertForPreTraining(nn.Module):
                          output_attentions=output_attentions)
         mlm_loss = nsp_loss = targets = None
         if mlm_labels is not None:
-            if mlm_labels.shape != input_ids.shape:
-                raise ValueError(
-                    f"mlm_labels has shape {tuple(mlm_labels.shape)}, expected "
-                    f"{tuple(input_ids.shape)} (the original id where masked, -100 elsewhere)"
-                )
-            selected = mlm_labels != IGNORE_INDEX                             # (B, T)
-            logits = self.mlm(bert.last_hidden_state, selected)               # (N, V)
-            targets = mlm_labels[selected]                                    # (N,)
-            # Mean over the selected positions only, the 10% kept unchanged included.
-            mlm_loss = F.cross_entropy(logits, targets) if targets.numel() else logits.sum() * 0
+            logits, targets, mlm_loss = masked_lm_loss(self.mlm, bert.last_hidden_state,
+                                                       mlm_labels)            # (N, V), (N,)
         else:
             logits = self.mlm(bert.last_hidden_state)                         # (B, T, V)
         nsp_logits = self.nsp(bert.pooled) if self.nsp is not None else None  # (B, 2)

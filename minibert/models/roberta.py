@@ -19,13 +19,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import torch
-import torch.nn.functional as F
 from torch import nn
 
 from ..config import BertConfig
 from ..encoder import init_weights
 from ..heads import MLMHead
-from .bert import IGNORE_INDEX, BertModel, BertOutput
+from .bert import BertModel, BertOutput, masked_lm_loss
 
 PADDING_IDX = 1  # RoBERTa's <pad> id, which is also where its positions are offset from
 
@@ -126,13 +125,6 @@ class RobertaForMaskedLM(nn.Module):
                            output_attentions=output_attentions)
         if mlm_labels is None:
             return MaskedLMOutput(None, self.mlm(out.last_hidden_state), None, out)  # (B, T, V)
-        if mlm_labels.shape != input_ids.shape:
-            raise ValueError(
-                f"mlm_labels has shape {tuple(mlm_labels.shape)}, expected "
-                f"{tuple(input_ids.shape)} (the original id where masked, -100 elsewhere)"
-            )
-        selected = mlm_labels != IGNORE_INDEX                                  # (B, T)
-        logits = self.mlm(out.last_hidden_state, selected)                     # (N, V)
-        targets = mlm_labels[selected]                                         # (N,)
-        loss = F.cross_entropy(logits, targets) if targets.numel() else logits.sum() * 0
+        logits, targets, loss = masked_lm_loss(self.mlm, out.last_hidden_state,
+                                               mlm_labels)                    # (N, V), (N,)
         return MaskedLMOutput(loss, logits, targets, out)
