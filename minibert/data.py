@@ -167,6 +167,24 @@ def bible_chapter_names(max_chapters: int | None = None) -> list[str]:
 # =============================================================================== BERT inputs
 
 
+def _adjacent_pairs(documents: Sequence[Sequence[Sentence]], rng: random.Random,
+                    n_examples: int | None, without_pairs: str) -> list[tuple[int, int]]:
+    """(document, sentence) indices of every adjacent sentence pair, shuffled by `rng`.
+
+    `n_examples` keeps that many; `without_pairs` ends the error raised when there are none.
+    """
+    pairs = [(d, i) for d, doc in enumerate(documents) for i in range(len(doc) - 1)]
+    if not pairs:
+        raise ValueError(f"no document has two sentences, so {without_pairs}")
+    rng.shuffle(pairs)
+    if n_examples is not None:
+        if not 1 <= n_examples <= len(pairs):
+            raise ValueError(f"n_examples must be in [1, {len(pairs)}] (the number of adjacent "
+                             f"sentence pairs), got {n_examples}")
+        pairs = pairs[:n_examples]
+    return pairs
+
+
 def nsp_examples(documents: Sequence[Sequence[Sentence]], seed: int,
                  n_examples: int | None = None) -> list[tuple[Sentence, Sentence, int]]:
     """Next-sentence-prediction pairs (A, B, label), half of each label, in random order.
@@ -182,15 +200,7 @@ def nsp_examples(documents: Sequence[Sequence[Sentence]], seed: int,
         raise ValueError("nsp_examples needs at least 2 non-empty documents: negatives come "
                          "from another document")
     rng = random.Random(seed)
-    pairs = [(d, i) for d, doc in enumerate(documents) for i in range(len(doc) - 1)]
-    if not pairs:
-        raise ValueError("no document has two sentences, so there is no true next sentence")
-    rng.shuffle(pairs)
-    if n_examples is not None:
-        if not 1 <= n_examples <= len(pairs):
-            raise ValueError(f"n_examples must be in [1, {len(pairs)}] (the number of adjacent "
-                             f"sentence pairs), got {n_examples}")
-        pairs = pairs[:n_examples]
+    pairs = _adjacent_pairs(documents, rng, n_examples, "there is no true next sentence")
     examples = []
     for (d, i), label in zip(pairs, _balanced_labels(len(pairs), 2, rng)):
         if label == 0:
@@ -214,15 +224,7 @@ def sop_examples(documents: Sequence[Sequence[Sentence]], seed: int,
     Each adjacent pair of the corpus is used at most once; `n_examples` keeps that many.
     """
     rng = random.Random(seed)
-    pairs = [(d, i) for d, doc in enumerate(documents) for i in range(len(doc) - 1)]
-    if not pairs:
-        raise ValueError("no document has two sentences, so there is no pair to order")
-    rng.shuffle(pairs)
-    if n_examples is not None:
-        if not 1 <= n_examples <= len(pairs):
-            raise ValueError(f"n_examples must be in [1, {len(pairs)}] (the number of adjacent "
-                             f"sentence pairs), got {n_examples}")
-        pairs = pairs[:n_examples]
+    pairs = _adjacent_pairs(documents, rng, n_examples, "there is no pair to order")
     examples = []
     for (d, i), label in zip(pairs, _balanced_labels(len(pairs), 2, rng)):
         first, second = documents[d][i], documents[d][i + 1]

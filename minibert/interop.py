@@ -24,6 +24,12 @@ ACTIVATIONS_FROM_HF = {
     "relu": "relu",
 }
 
+# The embedding tables: minibert name -> Hugging Face name (BERT, RoBERTa and ALBERT alike).
+EMBEDDING_NAMES = {
+    "word": "word_embeddings", "position": "position_embeddings",
+    "segment": "token_type_embeddings",
+}
+
 # Inside one layer: minibert module -> Hugging Face module (each has .weight and .bias).
 LAYER_NAMES = {
     "attention.attention.query": "attention.self.query",
@@ -81,9 +87,8 @@ def name_map(model: nn.Module) -> dict[str, str]:
     else:
         raise TypeError(f"no name map for {type(model).__name__}: pass a BertModel or "
                         f"BertForPreTraining")
-    names = {f"{mine}encoder.embeddings.{a}.weight": f"{hf}embeddings.{b}.weight" for a, b in (
-        ("word", "word_embeddings"), ("position", "position_embeddings"),
-        ("segment", "token_type_embeddings"))}
+    names = {f"{mine}encoder.embeddings.{a}.weight": f"{hf}embeddings.{b}.weight"
+             for a, b in EMBEDDING_NAMES.items()}
     modules = {"encoder.embeddings.norm": "embeddings.LayerNorm"}          # weight and bias
     for i in range(model.config.num_layers):
         modules.update({f"encoder.layers.{i}.{a}": f"encoder.layer.{i}.{b}"
@@ -134,14 +139,18 @@ def from_transformers(hf_model, **overrides) -> nn.Module:
     return model.eval()
 
 
-def check_tied(hf_state: dict[str, torch.Tensor]) -> None:
-    """minibert always ties the MLM decoder to the word embeddings (BERT's choice)."""
-    if not torch.equal(hf_state["cls.predictions.decoder.weight"],
-                       hf_state["bert.embeddings.word_embeddings.weight"]):
+def check_tied(hf_state: dict[str, torch.Tensor], decoder: str = "cls.predictions.decoder",
+               encoder: str = "bert") -> None:
+    """minibert always ties the MLM decoder to the word embeddings (BERT's choice).
+
+    decoder: the Hugging Face name of the decoder module; encoder: the encoder's prefix.
+    """
+    if not torch.equal(hf_state[f"{decoder}.weight"],
+                       hf_state[f"{encoder}.embeddings.word_embeddings.weight"]):
         raise ValueError(
             "this model's MLM decoder is not tied to its word embeddings "
             "(tie_word_embeddings=False), but minibert's always is: load the encoder alone "
-            "(hf_model.bert) or build the Hugging Face model with tie_word_embeddings=True"
+            f"(hf_model.{encoder}) or build the Hugging Face model with tie_word_embeddings=True"
         )
 
 
@@ -233,10 +242,7 @@ def roberta_from_transformers(hf_model, **overrides) -> nn.Module:
         for a, b in (("dense", "dense"), ("norm", "layer_norm")):
             names.update({f"mlm.{a}.{p}": f"lm_head.{b}.{p}" for p in ("weight", "bias")})
         hf_state = hf_model.state_dict()
-        if not torch.equal(hf_state["lm_head.decoder.weight"],
-                           hf_state["roberta.embeddings.word_embeddings.weight"]):
-            raise ValueError("this model's lm_head.decoder is not tied to the word embeddings, "
-                             "but minibert's always is: load hf_model.roberta alone instead")
+        check_tied(hf_state, decoder="lm_head.decoder", encoder="roberta")
         for alias in ("lm_head.decoder.weight", "lm_head.decoder.bias"):
             hf_state.pop(alias, None)   # the word table, and lm_head.bias again
     else:
@@ -291,9 +297,8 @@ def albert_name_map(model: nn.Module) -> dict[str, str]:
     else:
         raise TypeError(f"no ALBERT name map for {type(model).__name__}: pass an AlbertModel "
                         f"or AlbertForPreTraining")
-    names = {f"encoder.embeddings.{a}.weight": f"embeddings.{b}.weight" for a, b in (
-        ("word", "word_embeddings"), ("position", "position_embeddings"),
-        ("segment", "token_type_embeddings"))}
+    names = {f"encoder.embeddings.{a}.weight": f"embeddings.{b}.weight"
+             for a, b in EMBEDDING_NAMES.items()}
     modules = {"encoder.embeddings.norm": "embeddings.LayerNorm",
                "encoder.embeddings.project": "encoder.embedding_hidden_mapping_in"}
     shared = model.config.sharing == "all"
@@ -332,10 +337,7 @@ def albert_from_transformers(hf_model, **overrides) -> nn.Module:
         model = AlbertModel(config, add_pooler=hf_model.pooler is not None)
     elif isinstance(hf_model, transformers.AlbertForPreTraining):
         model = AlbertForPreTraining(config)
-        if not torch.equal(hf_state["predictions.decoder.weight"],
-                           hf_state["albert.embeddings.word_embeddings.weight"]):
-            raise ValueError("this model's MLM decoder is not tied to its word embeddings, but "
-                             "minibert's always is: load hf_model.albert alone instead")
+        check_tied(hf_state, decoder="predictions.decoder", encoder="albert")
         for alias in ("predictions.decoder.weight", "predictions.decoder.bias"):
             hf_state.pop(alias)   # the word table, and predictions.bias again
     else:

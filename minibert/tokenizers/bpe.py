@@ -300,6 +300,17 @@ _FILE_HEADER = "minibert bpe v1"  # the first line of a saved file: format and v
 _CACHE_SIZE = 100_000  # chunks remembered by encode; the cache is emptied when it is full
 
 
+def _num_merges(vocab_size):
+    """How many merges a byte-level vocabulary of `vocab_size` tokens holds (checked)."""
+    if isinstance(vocab_size, bool) or not isinstance(vocab_size, int):
+        raise ValueError(f"vocab_size must be an int, got {vocab_size!r}")
+    num_merges = vocab_size - 256 - len(SPECIAL_TOKENS)
+    if num_merges < 0:
+        raise ValueError(f"vocab_size must be at least {256 + len(SPECIAL_TOKENS)} (256 "
+                         f"bytes + {len(SPECIAL_TOKENS)} special tokens), got {vocab_size}")
+    return num_merges
+
+
 class ByteLevelBPE:
     """GPT-2 style byte-level BPE: train, encode, decode, special tokens, save/load.
 
@@ -343,12 +354,7 @@ class ByteLevelBPE:
         Hugging Face `tokenizers` counts it. If the text runs out of pairs first, the vocabulary
         is smaller.
         """
-        if isinstance(vocab_size, bool) or not isinstance(vocab_size, int):
-            raise ValueError(f"vocab_size must be an int, got {vocab_size!r}")
-        num_merges = vocab_size - 256 - len(SPECIAL_TOKENS)
-        if num_merges < 0:
-            raise ValueError(f"vocab_size must be at least {256 + len(SPECIAL_TOKENS)} (256 "
-                             f"bytes + {len(SPECIAL_TOKENS)} special tokens), got {vocab_size}")
+        num_merges = _num_merges(vocab_size)
         chunks = cls._count_chunks(texts)  # chunk -> how often it occurs
         # each distinct chunk once, as its bytes, weighted by its frequency
         stats = PairCounter([list(chunk.encode("utf-8")) for chunk in chunks], chunks.values())
@@ -543,12 +549,7 @@ class NaiveBPE(ByteLevelBPE):
     @classmethod
     def train(cls, texts, vocab_size):
         """Like `ByteLevelBPE.train`, but with `train_naive` over every chunk of the text."""
-        if isinstance(vocab_size, bool) or not isinstance(vocab_size, int):
-            raise ValueError(f"vocab_size must be an int, got {vocab_size!r}")
-        num_merges = vocab_size - 256 - len(SPECIAL_TOKENS)
-        if num_merges < 0:
-            raise ValueError(f"vocab_size must be at least {256 + len(SPECIAL_TOKENS)} (256 "
-                             f"bytes + {len(SPECIAL_TOKENS)} special tokens), got {vocab_size}")
+        num_merges = _num_merges(vocab_size)
         if isinstance(texts, str):
             texts = [texts]
         chunks = []  # every chunk of the text in order, repeats included, as lists of bytes
