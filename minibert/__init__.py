@@ -12,9 +12,9 @@ import importlib
 __version__ = "0.1.0"
 
 _SUBMODULES = {
-    "attention", "check", "config", "data", "distill", "encoder", "heads", "interop",
-    "masking", "measure", "models", "notebooks", "plots", "tokenizers", "toylang", "train",
-    "widgets",
+    "attention", "augment", "check", "config", "corruption", "data", "disentangled", "distill",
+    "distributed", "encoder", "formats", "heads", "interop", "masking", "measure", "models",
+    "notebooks", "plots", "pretrained", "structure", "tokenizers", "toylang", "train", "widgets",
 }
 _SHORTCUTS = {
     "BertConfig": ("config", "BertConfig"),

@@ -592,3 +592,313 @@ register(
     atol=0.0,
     rtol=0.0,
 )
+
+
+# ---------------------------------------------------------------------------------------------
+# exercise "fastbert_uncertainty": entropy normalized by log N (lesson 10)
+
+
+def _reference_fastbert_uncertainty(logits: torch.Tensor) -> torch.Tensor:
+    from .models.fastbert import normalized_entropy
+
+    return normalized_entropy(logits).to(logits.dtype)
+
+
+def _fastbert_uncertainty_inputs(trial: int, generator: torch.Generator) -> tuple:
+    """Trial 0: the lesson's example; then random (B, N) logits; the last has huge gaps."""
+    if trial == 0:
+        return (torch.tensor([[2.0, -1.0], [0.0, 0.0], [5.0, 5.0]]),)
+    classes = (2, 3, 4, 10, 2)[(trial - 1) % 5]
+    scale = 300.0 if trial == 5 else 1.0 + trial
+    return (scale * torch.randn(4 + trial, classes, generator=generator),)
+
+
+register(
+    "fastbert_uncertainty",
+    _reference_fastbert_uncertainty,
+    _fastbert_uncertainty_inputs,
+    hint=("log_p = F.log_softmax(logits, dim=-1); entropy = -(log_p.exp() * log_p).sum(-1); "
+          "divide by math.log(N) with N = logits.shape[-1]. Taking log(softmax(...)) instead "
+          "gives log(0) = -inf and 0 * -inf = nan for very confident logits"),
+    trials=6,
+    atol=1e-5,
+    rtol=1e-4,
+)
+
+
+# ---------------------------------------------------------------------------------------------
+# exercises "temperature_softmax" and "kd_loss": Hinton's distillation (lesson 05)
+
+
+def _reference_temperature_softmax(logits: torch.Tensor, temperature: float) -> torch.Tensor:
+    from .distill import softmax_with_temperature
+
+    return softmax_with_temperature(logits, temperature)
+
+
+def _reference_kd_loss(student_logits: torch.Tensor, teacher_logits: torch.Tensor,
+                       temperature: float) -> torch.Tensor:
+    from .distill import kd_loss
+
+    return kd_loss(student_logits, teacher_logits, temperature)
+
+
+_TEMPERATURES = (1.0, 2.0, 0.5, 4.0, 8.0, 2.0)
+
+
+def _temperature_softmax_inputs(trial: int, generator: torch.Generator) -> tuple:
+    """Trials 0-4: random (N, C) logits at several T; trial 5: logits in the hundreds (overflow)."""
+    rows, classes = 2 + trial, 3 + 2 * trial
+    logits = 3 * torch.randn(rows, classes, generator=generator)                 # (N, C)
+    if trial == 5:
+        logits = logits * 100                                                    # exp() overflows
+    return logits, _TEMPERATURES[trial]
+
+
+def _kd_loss_inputs(trial: int, generator: torch.Generator) -> tuple:
+    """Random (N, C) student and teacher logits at several temperatures."""
+    rows, classes = 2 + trial, 3 + 2 * trial
+    student = 2 * torch.randn(rows, classes, generator=generator)                # (N, C)
+    teacher = 2 * torch.randn(rows, classes, generator=generator)                # (N, C)
+    return student, teacher, _TEMPERATURES[trial]
+
+
+register(
+    "temperature_softmax",
+    _reference_temperature_softmax,
+    _temperature_softmax_inputs,
+    hint=("scaled = logits / temperature; subtract scaled.max(dim=-1, keepdim=True).values so "
+          "exp() cannot overflow; then exp and divide by the sum over the last dimension"),
+    trials=6,
+)
+
+register(
+    "kd_loss",
+    _reference_kd_loss,
+    _kd_loss_inputs,
+    hint=("p = softmax(teacher / T), log q = log_softmax(student / T); KL per row = "
+          "sum_c p (log p - log q); average the rows (batchmean) and multiply by T ** 2"),
+    trials=6,
+)
+
+
+# ---------------------------------------------------------------------------------------------
+# exercise "c2p_scores": DeBERTa's content-to-position term with a gather (lesson 07)
+
+
+def _reference_c2p_scores(query: torch.Tensor, position_key: torch.Tensor,
+                          relative: torch.Tensor, span: int) -> torch.Tensor:
+    """Qc[i] . Kr[d(i, j)] with d(i, j) = clamp(r(i, j) + k, 0, 2k - 1), unscaled."""
+    from .disentangled import relative_index
+
+    every_position = query @ position_key.transpose(-2, -1)                  # (B, h, T_q, 2k)
+    index = relative_index(relative, span)                                    # (T_q, T_k)
+    batch, heads, query_length, _ = every_position.shape
+    return every_position.gather(-1, index.expand(batch, heads, query_length, index.size(-1)))
+
+
+def _c2p_inputs(trial: int, generator: torch.Generator) -> tuple:
+    """Trial 0: the lesson's 5 tokens with k = 2 (so the clamp matters); then random sizes, k
+    smaller and larger than the sequence."""
+    from .disentangled import relative_positions
+
+    if trial == 0:
+        batch, heads, length, d, span = 1, 1, 5, 4, 2
+    else:
+        batch, heads = 1 + trial % 2, 1 + trial % 3
+        length = int(torch.randint(3, 10, (1,), generator=generator))
+        d = int(torch.randint(2, 6, (1,), generator=generator))
+        span = (2, length + 2, 3, 1, length)[trial % 5]
+    query = torch.randn(batch, heads, length, d, generator=generator)         # (B, h, T, d)
+    position_key = torch.randn(heads, 2 * span, d, generator=generator)       # (h, 2k, d)
+    return query, position_key, relative_positions(length, length), span
+
+
+register(
+    "c2p_scores",
+    _reference_c2p_scores,
+    _c2p_inputs,
+    hint=("first every query against every table row: query @ position_key.transpose(-2, -1) "
+          "is (B, h, T, 2k); the row for key j is clamp(relative + span, 0, 2 * span - 1); pick "
+          "it with .gather(-1, index.expand(B, h, T, T))"),
+    trials=8,
+)
+
+
+# ---------------------------------------------------------------------------------------------
+# exercises "tinybert_layer_mapping" and "tinybert_attention_mse" (lesson 08)
+
+
+def _reference_tinybert_layer_mapping(num_student_layers: int, num_teacher_layers: int):
+    from .models.tinybert import layer_mapping
+
+    return layer_mapping(num_student_layers, num_teacher_layers)
+
+
+def _tinybert_layer_mapping_inputs(trial: int, generator: torch.Generator) -> tuple:
+    """The paper's 4-from-12, lesson 08's 2-from-4, then other divisible depths."""
+    return [(4, 12), (2, 4), (3, 6), (1, 4), (6, 12), (2, 2)][trial % 6]
+
+
+register(
+    "tinybert_layer_mapping",
+    _reference_tinybert_layer_mapping,
+    _tinybert_layer_mapping_inputs,
+    hint=("return a list of M + 1 teacher hidden-state indices: [m * (N // M) for m in "
+          "range(M + 1)]; index 0 is the embedding layer, so it maps to 0"),
+    trials=6,
+    atol=0.0,
+    rtol=0.0,
+)
+
+
+def _reference_tinybert_attention_mse(student_scores: torch.Tensor,
+                                      teacher_scores: torch.Tensor) -> torch.Tensor:
+    from .models.tinybert import attention_mse
+
+    return attention_mse(student_scores, teacher_scores)
+
+
+def _tinybert_attention_inputs(trial: int, generator: torch.Generator) -> tuple:
+    """Scores of the same shape; from trial 1 on, padded keys carry the additive mask."""
+    from .attention import attention_bias
+
+    B, heads, T = [(1, 2, 4), (2, 4, 6), (3, 4, 5), (2, 2, 7), (4, 4, 8)][trial % 5]
+    student = torch.randn(B, heads, T, T, generator=generator)                # (B, h, T, T)
+    teacher = 2 * torch.randn(B, heads, T, T, generator=generator)            # (B, h, T, T)
+    if trial > 0:
+        lengths = torch.randint(1, T + 1, (B,), generator=generator)          # (B,)
+        lengths[0] = max(1, T // 2)                                           # one row padded
+        mask = torch.arange(T)[None, :] < lengths[:, None]                    # (B, T)
+        bias = attention_bias(mask, T, T)                                     # (B, 1, 1, T)
+        student, teacher = student + bias, teacher + bias
+    return student, teacher
+
+
+register(
+    "tinybert_attention_mse",
+    _reference_tinybert_attention_mse,
+    _tinybert_attention_inputs,
+    hint=("set every score <= -100 to 0 in BOTH tensors (torch.where(s <= -100, 0.0, s)), "
+          "then return ((student - teacher) ** 2).mean() over all entries"),
+    output_names=None,
+)
+
+
+# ---------------------------------------------------------------------------------------------
+# exercise "bilstm_summary": the BiLSTM sentence vector without padding (lesson 09)
+
+
+def _reference_bilstm_summary(outputs: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+    from .models.bilstm import bilstm_summary
+
+    return bilstm_summary(outputs, lengths)
+
+
+def _bilstm_summary_inputs(trial: int, generator: torch.Generator) -> tuple:
+    """Trial 0: no padding; later trials: right-padded batches of different lengths."""
+    B, T, H = [(2, 5, 3), (3, 6, 4), (4, 7, 2), (2, 9, 5), (5, 4, 3)][trial % 5]
+    outputs = torch.randn(B, T, 2 * H, generator=generator)                   # (B, T, 2H)
+    if trial == 0:
+        return outputs, torch.full((B,), T)
+    lengths = torch.randint(1, T + 1, (B,), generator=generator)              # (B,)
+    lengths[0] = max(1, T // 2)                                               # one row padded
+    outputs = outputs * (torch.arange(T)[None, :, None] < lengths[:, None, None])  # zero pads
+    return outputs, lengths
+
+
+register(
+    "bilstm_summary",
+    _reference_bilstm_summary,
+    _bilstm_summary_inputs,
+    hint=("H = outputs.size(-1) // 2; forward half at the last real token: "
+          "outputs[torch.arange(B), lengths - 1, :H]; backward half at the first token: "
+          "outputs[:, 0, H:]; concatenate them on the last dimension"),
+    atol=0.0,
+    rtol=0.0,
+)
+
+
+# ---------------------------------------------------------------------------------------------
+# exercise "electra_labels": ELECTRA's discriminator input and labels (lesson 06)
+
+
+def _reference_electra_labels(input_ids: torch.Tensor, selected: torch.Tensor,
+                              sampled_ids: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    from .corruption import replace_tokens
+
+    return replace_tokens(input_ids, selected, sampled_ids)
+
+
+def _electra_labels_inputs(trial: int, generator: torch.Generator) -> tuple:
+    """Trial 0: a hand-made row where one sample equals the original; then random batches
+    over a small vocabulary, so that many samples reproduce the original token."""
+    if trial == 0:
+        input_ids = torch.tensor([[2, 10, 11, 12, 13, 3, 0]])
+        selected = torch.tensor([[False, True, False, True, True, False, False]])
+        sampled = torch.tensor([[2, 10, 11, 40, 13, 3, 0]])     # 10 and 13: sampled correctly
+        return input_ids, selected, sampled
+    batch, length, vocab = 2 + trial % 3, 6 + 2 * trial, 5 + 3 * trial
+    input_ids = torch.randint(5, 5 + vocab, (batch, length), generator=generator)  # (B, T)
+    selected = torch.rand(batch, length, generator=generator) < 0.3               # (B, T)
+    guess_right = torch.rand(batch, length, generator=generator) < 0.4             # (B, T)
+    sampled = torch.randint(5, 5 + vocab, (batch, length), generator=generator)    # (B, T)
+    sampled = torch.where(guess_right, input_ids, sampled)
+    return input_ids, selected, sampled
+
+
+register(
+    "electra_labels",
+    _reference_electra_labels,
+    _electra_labels_inputs,
+    hint=("corrupted = torch.where(selected, sampled_ids, input_ids); the label is 1.0 where "
+          "corrupted != input_ids (a sample equal to the original is real, 0.0), as a float "
+          "tensor: (corrupted != input_ids).float()"),
+    trials=6,
+    atol=0.0,
+    rtol=0.0,
+    output_names=("corrupted_ids", "is_replaced"),
+)
+
+
+# ---------------------------------------------------------------------------------------------
+# exercise "trigram_starts": where StructBERT may shuffle a trigram (lesson 11)
+
+
+def _reference_trigram_starts(input_ids: torch.Tensor, mlm_labels: torch.Tensor,
+                              special_ids: list) -> torch.Tensor:
+    from .structure import trigram_starts
+
+    return trigram_starts(input_ids, mlm_labels, special_ids)
+
+
+def _trigram_starts_inputs(trial: int, generator: torch.Generator) -> tuple:
+    """Trial 0: the lesson's example; then padded, masked batches with repeated tokens."""
+    if trial == 0:
+        ids = torch.tensor([[2, 10, 11, 4, 12, 13, 14, 3, 0]])
+        labels = torch.full_like(ids, -100)
+        labels[0, 3] = 15
+        return ids, labels, [0, 1, 2, 3, 4]
+    batch, length = 2 + trial % 3, 6 + 3 * trial
+    ids = torch.randint(5, 9 if trial >= 3 else 40, (batch, length), generator=generator)
+    ids[:, 0] = 2
+    ends = torch.randint(length // 2, length + 1, (batch,), generator=generator)
+    ids[torch.arange(length)[None, :] >= ends[:, None]] = 0                     # padding
+    chosen = (torch.rand(batch, length, generator=generator) < 0.15) & (ids > 4)
+    labels = torch.where(chosen, ids, torch.full_like(ids, -100))               # MLM positions
+    ids = torch.where(chosen & (torch.rand(batch, length, generator=generator) < 0.8),
+                      torch.full_like(ids, 4), ids)                               # [MASK]
+    return ids, labels, [0, 1, 2, 3, 4]
+
+
+register(
+    "trigram_starts",
+    _reference_trigram_starts,
+    _trigram_starts_inputs,
+    hint=("free = ~torch.isin(input_ids, torch.tensor(special_ids)) & (mlm_labels == -100); a "
+          "start j needs free[:, j], free[:, j+1], free[:, j+2] and not (x_j == x_j+1 == x_j+2); "
+          "the last two columns are False. MLM positions kept unchanged are not free either"),
+    trials=6,
+    atol=0.0,
+    rtol=0.0,
+)

@@ -345,3 +345,308 @@ def albert_from_transformers(hf_model, **overrides) -> nn.Module:
                         f"AlbertModel or AlbertForPreTraining")
     copy_weights(model, hf_state, albert_name_map(model))
     return model.eval()
+
+
+# =============================================================================== DeBERTa
+
+# Inside one layer: minibert module -> Hugging Face module, the same in v1 and v2.
+DEBERTA_LAYER_NAMES = {
+    "attention.attention.output": "attention.output.dense",
+    "attention.norm": "attention.output.LayerNorm",
+    "feed_forward.up": "intermediate.dense",
+    "feed_forward.down": "output.dense",
+    "feed_forward.norm": "output.LayerNorm",
+}
+
+
+def deberta_config_from_transformers(hf_config):
+    """A minibert DebertaConfig with the shapes and switches of a Hugging Face DebertaConfig or
+    DebertaV2Config. Supported: relative_attention=True, pos_att_type any subset of c2p|p2c,
+    position_biased_input True or False, max_relative_positions, type_vocab_size; v2 also
+    position_buckets, share_att_key and norm_rel_ebd 'none' | 'layer_norm'. Anything else
+    raises a ValueError that says which setting to change."""
+    from .disentangled import DebertaConfig
+
+    v2 = hf_config.model_type == "deberta-v2"
+    if not getattr(hf_config, "relative_attention", False):
+        raise ValueError("relative_attention=False is BERT with DeBERTa's names: minibert's "
+                         "DeBERTa always uses relative positions; build the Hugging Face model "
+                         "with relative_attention=True")
+    terms = tuple(hf_config.pos_att_type or ())
+    unknown = [t for t in terms if t not in ("c2p", "p2c")]
+    if unknown:
+        raise ValueError(f"pos_att_type {unknown} is not supported: use a subset of c2p|p2c")
+    unsupported = {
+        "talking_head": (getattr(hf_config, "talking_head", False), "talking_head=False"),
+        "conv_kernel_size": (getattr(hf_config, "conv_kernel_size", 0) > 0,
+                             "conv_kernel_size=0 (no convolution layer)"),
+        "embedding_size": (getattr(hf_config, "embedding_size", hf_config.hidden_size)
+                           != hf_config.hidden_size, "embedding_size=hidden_size"),
+        "attention_head_size": (getattr(hf_config, "attention_head_size", None) not in
+                                (None, hf_config.hidden_size // hf_config.num_attention_heads),
+                                "attention_head_size=hidden_size // num_attention_heads"),
+    }
+    for name, (bad, fix) in unsupported.items():
+        if bad:
+            raise ValueError(f"{name}={getattr(hf_config, name)!r} is not supported by "
+                             f"minibert's DeBERTa: build the Hugging Face model with {fix}")
+    norm = [x.strip() for x in str(getattr(hf_config, "norm_rel_ebd", "none")).lower().split("|")]
+    if set(norm) - {"none", "layer_norm"}:
+        raise ValueError(f"norm_rel_ebd={hf_config.norm_rel_ebd!r}: use 'none' or 'layer_norm'")
+    buckets = getattr(hf_config, "position_buckets", -1) if v2 else -1
+    act = hf_config.hidden_act
+    if not isinstance(act, str) or act not in ACTIVATIONS_FROM_HF:
+        raise ValueError(f"hidden_act={act!r} has no minibert equivalent: choose one of "
+                         f"{sorted(ACTIVATIONS_FROM_HF)}")
+    max_relative = getattr(hf_config, "max_relative_positions", -1)
+    pad = hf_config.pad_token_id
+    return DebertaConfig(
+        vocab_size=hf_config.vocab_size,
+        hidden_size=hf_config.hidden_size,
+        num_layers=hf_config.num_hidden_layers,
+        num_heads=hf_config.num_attention_heads,
+        intermediate_size=hf_config.intermediate_size,
+        max_position=hf_config.max_position_embeddings,
+        type_vocab_size=hf_config.type_vocab_size,
+        position_embedding=("absolute" if getattr(hf_config, "position_biased_input", True)
+                            else "none"),
+        activation=ACTIVATIONS_FROM_HF[act],
+        dropout=float(hf_config.hidden_dropout_prob),
+        attention_dropout=float(hf_config.attention_probs_dropout_prob),
+        layer_norm_eps=hf_config.layer_norm_eps,
+        initializer_range=hf_config.initializer_range,
+        pad_token_id=0 if pad is None else pad,
+        relative_terms=tuple(t for t in ("c2p", "p2c") if t in terms),
+        max_relative=max(max_relative, 0),
+        position_buckets=max(buckets, 0),
+        share_att_key=bool(getattr(hf_config, "share_att_key", False)) if v2 else False,
+        norm_relative="layer_norm" in norm and v2,
+    )
+
+
+def _deberta_layer_weights(hf_state, hf: str, mine: str, config, v2: bool) -> dict:
+    """One layer's tensors under minibert names. v1 fuses Q, K, V into `in_proj` (no bias,
+    per head [q | k | v]) with separate q_bias and v_bias; v2 has three Linear layers."""
+    out = {}
+    attention = f"{hf}attention.self."
+    me = f"{mine}attention.attention."
+    if v2:
+        for a, b in (("query", "query_proj"), ("key", "key_proj"), ("value", "value_proj"),
+                     ("position_key", "pos_key_proj"), ("position_query", "pos_query_proj")):
+            for p in ("weight", "bias"):
+                if f"{attention}{b}.{p}" in hf_state:
+                    out[f"{me}{a}.{p}"] = hf_state[f"{attention}{b}.{p}"]
+    else:
+        heads, d, hidden = config.num_heads, config.head_size, config.hidden_size
+        fused = hf_state[f"{attention}in_proj.weight"].view(heads, 3, d, hidden)   # per head q|k|v
+        for part, name in enumerate(("query", "key", "value")):
+            out[f"{me}{name}.weight"] = fused[:, part].reshape(heads * d, hidden)
+        out[f"{me}query.bias"] = hf_state[f"{attention}q_bias"]
+        out[f"{me}key.bias"] = torch.zeros(hidden)                  # v1 keys have no bias
+        out[f"{me}value.bias"] = hf_state[f"{attention}v_bias"]
+        if f"{attention}pos_proj.weight" in hf_state:               # c2p: Kr = P W (no bias)
+            out[f"{me}position_key.weight"] = hf_state[f"{attention}pos_proj.weight"]
+            out[f"{me}position_key.bias"] = torch.zeros(hidden)
+        if f"{attention}pos_q_proj.weight" in hf_state:             # p2c: Qr = P W + b
+            out[f"{me}position_query.weight"] = hf_state[f"{attention}pos_q_proj.weight"]
+            out[f"{me}position_query.bias"] = hf_state[f"{attention}pos_q_proj.bias"]
+    for a, b in DEBERTA_LAYER_NAMES.items():
+        for p in ("weight", "bias"):
+            out[f"{mine}{a}.{p}"] = hf_state[f"{hf}{b}.{p}"]
+    return out
+
+
+class _RecordingDict(dict):
+    """A dict that remembers which keys were read, to find tensors nobody used."""
+
+    def __init__(self, *args):
+        super().__init__(*args)
+        self.read: set[str] = set()
+
+    def __getitem__(self, key):
+        self.read.add(key)
+        return super().__getitem__(key)
+
+
+def deberta_from_transformers(hf_model, **overrides) -> nn.Module:
+    """The minibert twin of a Hugging Face DebertaModel or DebertaV2Model (eval mode).
+
+    Every Hugging Face tensor is used exactly once (checked); v1's fused in_proj is split into
+    query/key/value, and the biases v1 does not have (keys, c2p position keys) are set to 0.
+    """
+    import transformers
+
+    from .models.deberta import DebertaModel
+
+    if not isinstance(hf_model, (transformers.DebertaModel, transformers.DebertaV2Model)):
+        raise TypeError(f"cannot load {type(hf_model).__name__}: pass a transformers "
+                        f"DebertaModel or DebertaV2Model (e.g. hf_model.deberta)")
+    v2 = isinstance(hf_model, transformers.DebertaV2Model)
+    config = deberta_config_from_transformers(hf_model.config).replace(**overrides)
+    model = DebertaModel(config)
+    hf_state = _RecordingDict({k: v for k, v in hf_model.state_dict().items()
+                               if not k.endswith("position_ids")})   # a buffer, not a weight
+    converted = {}
+    for a, b in EMBEDDING_NAMES.items():
+        if f"embeddings.{b}.weight" in hf_state:
+            converted[f"encoder.embeddings.{a}.weight"] = hf_state[f"embeddings.{b}.weight"]
+    for p in ("weight", "bias"):
+        converted[f"encoder.embeddings.norm.{p}"] = hf_state[f"embeddings.LayerNorm.{p}"]
+        if config.norm_relative:
+            converted[f"encoder.relative.norm.{p}"] = hf_state[f"encoder.LayerNorm.{p}"]
+    converted["encoder.relative.table.weight"] = hf_state["encoder.rel_embeddings.weight"]
+    for i in range(config.num_layers):
+        converted.update(_deberta_layer_weights(hf_state, f"encoder.layer.{i}.",
+                                                f"encoder.layers.{i}.", config, v2))
+    leftover = sorted(set(hf_state) - hf_state.read)
+    if leftover:
+        raise ValueError(f"Hugging Face tensors with no minibert counterpart: {leftover}. "
+                         "Build the Hugging Face model with the options listed in "
+                         "deberta_config_from_transformers.")
+    copy_weights(model, converted, {name: name for name in converted})
+    return model.eval()
+
+
+# =========================================================================== DistilBERT
+
+# Inside one layer: minibert module -> Hugging Face DistilBERT TransformerBlock module.
+DISTILBERT_LAYER_NAMES = {
+    "attention.attention.query": "attention.q_lin",
+    "attention.attention.key": "attention.k_lin",
+    "attention.attention.value": "attention.v_lin",
+    "attention.attention.output": "attention.out_lin",
+    "attention.norm": "sa_layer_norm",
+    "feed_forward.up": "ffn.lin1",
+    "feed_forward.down": "ffn.lin2",
+    "feed_forward.norm": "output_layer_norm",
+}
+
+
+def distilbert_config_from_transformers(hf_config) -> BertConfig:
+    """A minibert config (no segment table) with the shapes of a Hugging Face DistilBertConfig.
+
+    HF DistilBERT hard-codes LayerNorm eps 1e-12 and has no token types; its `dim` is H,
+    `hidden_dim` the FFN width. Sinusoidal positions are stored as a table, so they load too.
+    """
+    act = hf_config.activation
+    if not isinstance(act, str) or act not in ACTIVATIONS_FROM_HF:
+        raise ValueError(f"activation={act!r} has no minibert equivalent: choose one of "
+                         f"{sorted(ACTIVATIONS_FROM_HF)}")
+    pad = hf_config.pad_token_id
+    return BertConfig(
+        vocab_size=hf_config.vocab_size,
+        hidden_size=hf_config.dim,
+        num_layers=hf_config.n_layers,
+        num_heads=hf_config.n_heads,
+        intermediate_size=hf_config.hidden_dim,
+        max_position=hf_config.max_position_embeddings,
+        type_vocab_size=0,
+        activation=ACTIVATIONS_FROM_HF[act],
+        dropout=float(hf_config.dropout),
+        attention_dropout=float(hf_config.attention_dropout),
+        layer_norm_eps=1e-12,
+        initializer_range=hf_config.initializer_range,
+        pad_token_id=0 if pad is None else pad,
+    )
+
+
+def distilbert_name_map(model: nn.Module) -> dict[str, str]:
+    """minibert name -> Hugging Face name, for a DistilBertModel / DistilBertForMaskedLM."""
+    from .models.distilbert import DistilBertForMaskedLM, DistilBertModel
+
+    if isinstance(model, DistilBertModel):
+        mine, hf = "", ""
+    elif isinstance(model, DistilBertForMaskedLM):
+        mine, hf = "distilbert.", "distilbert."
+    else:
+        raise TypeError(f"no DistilBERT name map for {type(model).__name__}: pass a "
+                        f"DistilBertModel or DistilBertForMaskedLM")
+    names = {f"{mine}encoder.embeddings.word.weight": f"{hf}embeddings.word_embeddings.weight",
+             f"{mine}encoder.embeddings.position.weight":
+                 f"{hf}embeddings.position_embeddings.weight"}
+    modules = {f"{mine}encoder.embeddings.norm": f"{hf}embeddings.LayerNorm"}
+    for i in range(model.config.num_layers):
+        modules.update({f"{mine}encoder.layers.{i}.{a}": f"{hf}transformer.layer.{i}.{b}"
+                        for a, b in DISTILBERT_LAYER_NAMES.items()})
+    if isinstance(model, DistilBertForMaskedLM):   # the projector matrix is the word table
+        names["mlm.bias"] = "vocab_projector.bias"
+        modules.update({"mlm.dense": "vocab_transform", "mlm.norm": "vocab_layer_norm"})
+    for a, b in modules.items():
+        names.update({f"{a}.weight": f"{b}.weight", f"{a}.bias": f"{b}.bias"})
+    return names
+
+
+def distilbert_from_transformers(hf_model, **overrides) -> nn.Module:
+    """The minibert twin of a Hugging Face DistilBertModel or DistilBertForMaskedLM (eval mode)."""
+    import transformers
+
+    from .models.distilbert import DistilBertForMaskedLM, DistilBertModel
+
+    config = distilbert_config_from_transformers(hf_model.config).replace(**overrides)
+    hf_state = hf_model.state_dict()
+    hf_state.pop("embeddings.position_ids", None)              # a buffer, not a weight
+    hf_state.pop("distilbert.embeddings.position_ids", None)
+    if isinstance(hf_model, transformers.DistilBertModel):
+        model = DistilBertModel(config)
+    elif isinstance(hf_model, transformers.DistilBertForMaskedLM):
+        model = DistilBertForMaskedLM(config)
+        check_tied(hf_state, decoder="vocab_projector", encoder="distilbert")
+        hf_state.pop("vocab_projector.weight")                  # the word table again
+    else:
+        raise TypeError(f"cannot load {type(hf_model).__name__}: pass a transformers "
+                        f"DistilBertModel or DistilBertForMaskedLM")
+    copy_weights(model, hf_state, distilbert_name_map(model))
+    return model.eval()
+
+
+# ============================================================================== ELECTRA
+
+# The discriminator's per-token head: minibert TokenHead -> Hugging Face ElectraForPreTraining.
+ELECTRA_HEAD_NAMES = {"discriminator_head.dense": "discriminator_predictions.dense",
+                      "discriminator_head.out": "discriminator_predictions.dense_prediction"}
+
+
+def electra_name_map(model: nn.Module) -> dict[str, str]:
+    """minibert name -> Hugging Face name, for an ElectraModel or an ElectraDiscriminator.
+
+    The encoder's names are BERT's, except that Hugging Face calls the E -> H projection
+    `embeddings_project` and puts it beside (not inside) `embeddings`.
+    """
+    from .models.electra import ElectraDiscriminator, ElectraModel
+
+    if isinstance(model, ElectraModel):
+        encoder, mine, hf = model, "", ""
+    elif isinstance(model, ElectraDiscriminator):
+        encoder, mine, hf = model.electra, "electra.", "electra."
+    else:
+        raise TypeError(f"no ELECTRA name map for {type(model).__name__}: pass an ElectraModel "
+                        f"or an ElectraDiscriminator")
+    names = {mine + a: hf + b for a, b in name_map(encoder).items()}   # BERT's names
+    if encoder.encoder.embeddings.project is not None:
+        for p in ("weight", "bias"):
+            names[f"{mine}encoder.embeddings.project.{p}"] = f"{hf}embeddings_project.{p}"
+    if isinstance(model, ElectraDiscriminator):
+        for a, b in ELECTRA_HEAD_NAMES.items():
+            names.update({f"{a}.{p}": f"{b}.{p}" for p in ("weight", "bias")})
+    return names
+
+
+def electra_from_transformers(hf_model, **overrides) -> nn.Module:
+    """The minibert twin of a Hugging Face ElectraModel (-> ElectraModel) or
+    ElectraForPreTraining (the discriminator with its head -> ElectraDiscriminator)."""
+    import transformers
+
+    from .models.electra import ElectraDiscriminator, ElectraModel
+
+    hf_config = hf_model.config
+    config = config_from_transformers(hf_config).replace(
+        embedding_size=hf_config.embedding_size, **overrides)
+    if isinstance(hf_model, transformers.ElectraModel):
+        model = ElectraModel(config)
+    elif isinstance(hf_model, transformers.ElectraForPreTraining):
+        model = ElectraDiscriminator(config)
+    else:
+        raise TypeError(f"cannot load {type(hf_model).__name__}: pass a transformers "
+                        f"ElectraModel or ElectraForPreTraining (the discriminator)")
+    copy_weights(model, hf_model.state_dict(), electra_name_map(model))
+    return model.eval()

@@ -56,3 +56,104 @@ def attention_explorer(attentions: Sequence, tokens: Sequence[str], example: int
         layer=widgets.IntSlider(value=0, min=0, max=len(attentions) - 1, description="layer"),
         head=widgets.IntSlider(value=0, min=0, max=num_heads - 1, description="head"),
     )
+
+
+def show_early_exit(all_logits, labels, speed: float = 0.5, *, layer_cost: float = 1.0,
+                    branch_cost: float = 0.0, ax=None):
+    """FastBERT at one speed threshold: accuracy, cost, and where the samples exit.
+
+    The plain function behind `early_exit_slider`. all_logits: (L, B, N) from
+    `FastBertForSequenceClassification(...)`; labels: (B,). layer_cost / branch_cost: the
+    cost of one layer and of one classifier (e.g. from `layer_flops` and `branch_flops`).
+    Returns a dict of the numbers it printed.
+    """
+    import torch
+
+    from .models.fastbert import exit_cost, simulate_early_exit
+
+    if all_logits.dim() != 3 or all_logits.shape[1] != len(labels):
+        raise ValueError(f"all_logits must be (layers, batch, classes) with batch = "
+                         f"len(labels) = {len(labels)}, got {tuple(all_logits.shape)}")
+    num_layers = all_logits.shape[0]
+    out = simulate_early_exit(all_logits, speed)
+    accuracy = (out.logits.argmax(-1) == labels).float().mean().item()
+    cost = exit_cost(out.exit_layer, layer_cost, branch_cost).mean().item()
+    full = num_layers + branch_cost / layer_cost
+    counts = torch.bincount(out.exit_layer, minlength=num_layers + 1)[1:]   # (L,)
+    if ax is None:
+        _, ax = plt.subplots(figsize=(5.5, 3.2))
+    ax.bar(range(1, num_layers + 1), counts.tolist())
+    ax.set(xlabel="exit layer", ylabel="samples", title=f"speed = {speed:.2f}: accuracy "
+           f"{accuracy:.3f}, {cost:.2f} layers, speed-up {full / cost:.2f}x")
+    print(f"speed {speed:.2f}: accuracy {accuracy:.3f}, average cost {cost:.2f} layers "
+          f"(full model {full:.2f}), speed-up {full / cost:.2f}x")
+    return {"accuracy": accuracy, "cost": cost, "speedup": full / cost}
+
+
+def early_exit_slider(all_logits, labels, *, layer_cost: float = 1.0, branch_cost: float = 0.0):
+    """A speed slider (0 to 1) that redraws `show_early_exit`. Returns the widget."""
+    import ipywidgets as widgets
+
+    def draw(speed: float):
+        show_early_exit(all_logits, labels, speed, layer_cost=layer_cost,
+                        branch_cost=branch_cost)
+        plt.show()
+
+    return widgets.interactive(
+        draw, speed=widgets.FloatSlider(value=0.5, min=0.0, max=1.0, step=0.05,
+                                        description="speed"))
+
+
+# ---------------------------------------------------------------------------------------------
+# the temperature slider (lesson 05, DistilBERT)
+
+
+def show_temperature(logits, temperature: float = 1.0, labels: Sequence[str] | None = None,
+                     top: int = 12, ax=None):
+    """Bars of softmax(logits / T) for one distribution; the plain function behind
+    `temperature_explorer`. Returns (ax, probabilities).
+
+    logits: (C,) one row of a teacher's scores (a tensor or a list). The `top` classes by logit
+    are drawn, in order, with the T = 1 probabilities as outlines for comparison; the title gives
+    the entropy in bits, which grows as T flattens the distribution.
+    """
+    import torch
+
+    from .distill import softmax_with_temperature
+
+    logits = torch.as_tensor(logits, dtype=torch.float32).detach()
+    if logits.dim() != 1:
+        raise ValueError(f"show_temperature draws one distribution: pass a (C,) row of logits, "
+                         f"got shape {tuple(logits.shape)} (select a row, e.g. logits[0])")
+    if labels is not None and len(labels) != len(logits):
+        raise ValueError(f"got {len(labels)} labels for {len(logits)} logits")
+    probabilities = softmax_with_temperature(logits, temperature)            # (C,)
+    plain = softmax_with_temperature(logits, 1.0)                             # (C,)
+    entropy = -(probabilities * probabilities.clamp_min(1e-12).log2()).sum().item()
+    order = logits.argsort(descending=True)[:top]
+    names = [labels[i] if labels is not None else str(int(i)) for i in order]
+    if ax is None:
+        _, ax = plt.subplots(figsize=(6.5, 3.4))
+    positions = range(len(order))
+    ax.bar(positions, probabilities[order].numpy(), color="C0", label=f"T = {temperature:g}")
+    ax.bar(positions, plain[order].numpy(), fill=False, edgecolor="C3", label="T = 1")
+    ax.set_xticks(list(positions), names, rotation=45, ha="right")
+    ax.set(ylim=(0, 1), ylabel="probability",
+           title=f"softmax(z / T), T = {temperature:g}: entropy {entropy:.2f} bits")
+    ax.legend()
+    return ax, probabilities
+
+
+def temperature_explorer(logits, labels: Sequence[str] | None = None, top: int = 12):
+    """A slider over T (0.25 to 16, log scale) that redraws `show_temperature`."""
+    import ipywidgets as widgets
+
+    def draw(temperature: float):
+        show_temperature(logits, temperature, labels, top)
+        plt.show()
+
+    return widgets.interactive(
+        draw,
+        temperature=widgets.FloatLogSlider(value=1.0, base=2, min=-2, max=4, step=0.25,
+                                           description="T"),
+    )

@@ -9,6 +9,7 @@ import os
 
 import pytest
 import torch
+from padded import padded_batch
 
 from minibert.interop import (
     config_from_transformers,
@@ -39,17 +40,7 @@ def hf_model(cls, attn="eager", **changes):
 
 
 def batch():
-    """Three sequences of 12 ids: full, padded after 7, padded after 3; segment B from 5 on."""
-    generator = torch.Generator().manual_seed(1)
-    input_ids = torch.randint(1, 99, (3, 12), generator=generator)
-    attention_mask = torch.ones(3, 12, dtype=torch.long)
-    attention_mask[1, 7:] = 0
-    attention_mask[2, 3:] = 0
-    input_ids[attention_mask == 0] = 0                                   # [PAD] = 0
-    token_type_ids = torch.zeros_like(input_ids)
-    token_type_ids[:, 5:] = 1
-    token_type_ids[attention_mask == 0] = 0
-    return input_ids, token_type_ids, attention_mask
+    return padded_batch()
 
 
 def assert_close(mine, theirs, what):

@@ -9,6 +9,23 @@ from .bert import (
     ClassifierOutput,
     PreTrainingOutput,
 )
+from .bilstm import BiLSTMClassifier
+from .deberta import DebertaForMaskedLM, DebertaModel
+from .distilbert import (
+    DistilBertClassifier,
+    DistilBertForMaskedLM,
+    DistilBertModel,
+    distilbert_config,
+    init_from_teacher,
+)
+from .electra import (
+    ElectraDiscriminator,
+    ElectraForPreTraining,
+    ElectraForSequenceClassification,
+    ElectraModel,
+    electra_configs,
+)
+from .fastbert import FastBertForSequenceClassification
 from .roberta import (
     MaskedLMOutput,
     RobertaForMaskedLM,
@@ -21,16 +38,30 @@ __all__ = [
     "AlbertForPreTraining",
     "AlbertModel",
     "AlbertPreTrainingOutput",
+    "BiLSTMClassifier",
     "BertForPreTraining",
     "BertForSequenceClassification",
     "BertModel",
     "BertOutput",
     "ClassifierOutput",
+    "DebertaForMaskedLM",
+    "DebertaModel",
+    "DistilBertClassifier",
+    "DistilBertForMaskedLM",
+    "DistilBertModel",
+    "ElectraDiscriminator",
+    "ElectraForPreTraining",
+    "ElectraForSequenceClassification",
+    "ElectraModel",
+    "FastBertForSequenceClassification",
     "MaskedLMOutput",
     "PreTrainingOutput",
     "RobertaForMaskedLM",
     "RobertaModel",
     "albert_config",
+    "distilbert_config",
+    "electra_configs",
+    "init_from_teacher",
     "position_ids_from_input_ids",
     "roberta_config",
 ]
