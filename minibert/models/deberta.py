@@ -18,17 +18,13 @@ import torch
 from torch import nn
 
 from ..disentangled import DebertaConfig, DebertaEncoder, EnhancedMaskDecoder, deberta_config
-from ..encoder import init_weights
+from ..encoder import EncoderOutput, init_weights
 from ..heads import MLMHead
 from .bert import masked_lm_loss
 
-
-@dataclass
-class DebertaOutput:
-    last_hidden_state: torch.Tensor                        # (B, T, H)
-    hidden_states: tuple[torch.Tensor, ...]                # L + 1 of (B, T, H); [0] = embeddings
-    attentions: tuple[torch.Tensor, ...] | None = None     # L of (B, heads, T, T)
-    scores: tuple[torch.Tensor, ...] | None = None         # L of (B, heads, T, T), pre-softmax
+# The encoder's output as it is: every hidden state (the EMD reads them), attention maps and
+# pre-softmax scores when asked.
+DebertaOutput = EncoderOutput
 
 
 class DebertaModel(nn.Module):
@@ -52,10 +48,8 @@ class DebertaModel(nn.Module):
         position_ids: torch.Tensor | None = None,
         output_attentions: bool = False,
     ) -> DebertaOutput:
-        out = self.encoder(input_ids, token_type_ids, attention_mask, position_ids,
-                           output_attentions=output_attentions)
-        return DebertaOutput(out.last_hidden_state, out.hidden_states, out.attentions,
-                             out.scores)
+        return self.encoder(input_ids, token_type_ids, attention_mask, position_ids,
+                            output_attentions=output_attentions)
 
 
 @dataclass
