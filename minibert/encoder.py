@@ -211,18 +211,44 @@ class Encoder(nn.Module):
                     f"position_ids must lie in [0, {config.max_position}) (the position table)"
                 )
 
+    def check_inputs_embeds(self, inputs_embeds, input_ids, attention_mask) -> None:
+        """The checks for a caller that brings its own input vectors (Soft-Masked BERT)."""
+        if input_ids is not None:
+            raise ValueError("pass input_ids or inputs_embeds, not both: inputs_embeds replaces "
+                             "the embedding layer's output")
+        if not isinstance(inputs_embeds, torch.Tensor) or inputs_embeds.dim() != 3:
+            raise ValueError("inputs_embeds must be a tensor of shape (batch, length, "
+                             f"hidden_size={self.config.hidden_size})")
+        if inputs_embeds.size(-1) != self.config.hidden_size:
+            raise ValueError(
+                f"inputs_embeds has width {inputs_embeds.size(-1)}, but the layers expect "
+                f"hidden_size={self.config.hidden_size}: pass the embedding layer's output"
+            )
+        if attention_mask is not None and attention_mask.shape[-1] != inputs_embeds.size(1):
+            raise ValueError(
+                f"attention_mask has shape {tuple(attention_mask.shape)} but inputs_embeds has "
+                f"shape {tuple(inputs_embeds.shape)}: they must cover the same positions"
+            )
+
     def forward(
         self,
-        input_ids: torch.Tensor,
+        input_ids: torch.Tensor | None = None,
         token_type_ids: torch.Tensor | None = None,
         attention_mask: torch.Tensor | None = None,
         position_ids: torch.Tensor | None = None,
         output_hidden_states: bool = False,
         output_attentions: bool = False,
+        inputs_embeds: torch.Tensor | None = None,
     ) -> EncoderOutput:
-        self.check_inputs(input_ids, token_type_ids, attention_mask, position_ids)
-        x = self.embeddings(input_ids, token_type_ids, position_ids)          # (B, T, H)
-        length = input_ids.size(1)
+        """Run the layers on the embeddings of `input_ids`, or on `inputs_embeds` (B, T, H)
+        when given: vectors already in the embedding layer's output space."""
+        if inputs_embeds is None:
+            self.check_inputs(input_ids, token_type_ids, attention_mask, position_ids)
+            x = self.embeddings(input_ids, token_type_ids, position_ids)      # (B, T, H)
+        else:
+            self.check_inputs_embeds(inputs_embeds, input_ids, attention_mask)
+            x = inputs_embeds                                                 # (B, T, H)
+        length = x.size(1)
         bias = attention_bias(attention_mask, length, length, causal=self.config.causal,
                               dtype=x.dtype, device=x.device)                 # (B, 1, 1|T, T)
         hidden_states, attentions, scores = [x], [], []

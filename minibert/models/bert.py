@@ -70,15 +70,16 @@ class BertModel(nn.Module):
 
     def forward(
         self,
-        input_ids: torch.Tensor,
+        input_ids: torch.Tensor | None,
         token_type_ids: torch.Tensor | None = None,
         attention_mask: torch.Tensor | None = None,
         position_ids: torch.Tensor | None = None,
         output_hidden_states: bool = False,
         output_attentions: bool = False,
+        inputs_embeds: torch.Tensor | None = None,
     ) -> BertOutput:
         out = self.encoder(input_ids, token_type_ids, attention_mask, position_ids,
-                           output_hidden_states, output_attentions)
+                           output_hidden_states, output_attentions, inputs_embeds=inputs_embeds)
         pooled = self.pooler(out.last_hidden_state) if self.pooler is not None else None
         return BertOutput(out.last_hidden_state, pooled, out.hidden_states, out.attentions,
                           out.scores)
