@@ -3,8 +3,8 @@
 Each lesson's time is the sum of its cells' setup, run and teardown (the kernel start is in the
 first cell's setup). The table is printed at the end of the run, with a TOO SLOW line for each
 lesson over LESSON_BUDGET seconds and for a course over COURSE_BUDGET, and written to
-`lessons/.test_timings.json`. With LESSON_BUDGET_STRICT=1 in the environment a TOO SLOW line
-also fails the run. Running only some lessons checks only those.
+`lessons/.test_timings.json`. With LESSON_BUDGET_STRICT=1 in the environment (the Makefile sets
+it) a TOO SLOW line also fails the run. Running only some lessons checks only those.
 """
 
 from __future__ import annotations
