@@ -301,18 +301,15 @@ def load_sighan2015(path: str | Path | None = None) -> tuple[list[tuple[str, str
 def pair_batch(vocab: CharVocab, pairs: Sequence[tuple[str, str]]) -> dict:
     """Encode (source, target) pairs as padded tensors: input_ids, attention_mask, target_ids,
     each (B, T) with T = 2 + the longest source ([CLS] and [SEP] included)."""
-    import torch
+    from .data import pad_batch  # torch loads on first use, not on import
 
     for source, target in pairs:
         if len(source) != len(target):
             raise ValueError(f"source {source!r} and target {target!r} differ in length: "
                              "spelling correction here is same-length substitution")
-    length = 2 + max(len(source) for source, _ in pairs)
-    sources = [vocab.encode(s) + [vocab.pad_id] * (length - 2 - len(s)) for s, _ in pairs]
-    targets = [vocab.encode(t) + [vocab.pad_id] * (length - 2 - len(t)) for _, t in pairs]
-    input_ids = torch.tensor(sources)                                         # (B, T)
-    return {"input_ids": input_ids, "attention_mask": (input_ids != vocab.pad_id).long(),
-            "target_ids": torch.tensor(targets)}
+    input_ids, attention_mask = pad_batch([vocab.encode(s) for s, _ in pairs], vocab.pad_id)
+    target_ids, _ = pad_batch([vocab.encode(t) for _, t in pairs], vocab.pad_id)  # (B, T)
+    return {"input_ids": input_ids, "attention_mask": attention_mask, "target_ids": target_ids}
 
 
 def batches_by_length(vocab: CharVocab, pairs: Sequence[tuple[str, str]], batch_size: int,
