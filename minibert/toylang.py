@@ -76,7 +76,10 @@ class ToyLang:
       the topic's own words, otherwise from shared words. Words are drawn Zipf-like.
     - Entity chains: sentence 0 introduces "a N_0"; sentence k (k >= 1) starts with
       "the N_{k-1}" and introduces "a N_k", so the next sentence talks about what this one
-      introduced. Order markers: "first" only opens sentence 0, "finally" only the last one.
+      introduced. Order markers: "first" only opens sentence 0, "finally" only the last one;
+      with `ordered_markers=True` the ones between count up too (then, next, later, then
+      afterwards for every later sentence), so the order of two sentences can be read off
+      their markers.
     - Sentiment: some adjectives are positive, some negative (`polarity_of`); "not" before
       an adjective negates it.
     - Confusion sets: the content words are partitioned into groups of 3-5 look-alikes that
@@ -112,6 +115,7 @@ class ToyLang:
         marker_prob: float = 0.5,
         backref_prob: float = 0.3,
         zipf: float = 1.0,
+        ordered_markers: bool = False,
     ):
         """Build the vocabulary. `n_sentiment` adjectives are positive and as many negative."""
         counts = {"n_topics": n_topics, "nouns_per_topic": nouns_per_topic,
@@ -134,6 +138,8 @@ class ToyLang:
         for name, value in probs.items():
             if not 0.0 <= value <= 1.0:
                 raise ValueError(f"{name} must be a probability in [0, 1], got {value}")
+        if not isinstance(ordered_markers, bool):
+            raise ValueError(f"ordered_markers must be True or False, got {ordered_markers!r}")
         if zipf < 0:
             raise ValueError(f"zipf must be >= 0 (0 = uniform), got {zipf}")
 
@@ -142,6 +148,7 @@ class ToyLang:
         self.topics = [_TOPIC_NAMES[t] if t < len(_TOPIC_NAMES) else f"topic{t}"
                        for t in range(n_topics)]
         self.topic_prob, self.adjective_prob = topic_prob, adjective_prob
+        self.ordered_markers = ordered_markers
         self.negation_prob, self.marker_prob, self.backref_prob = (negation_prob, marker_prob,
                                                                    backref_prob)
         rng = random.Random(seed)
@@ -284,8 +291,12 @@ class ToyLang:
         """Sentence k of a document, as chunks (marker, NPs, verb, ...), so tasks can edit NPs."""
         chunks = []
         if rng.random() < self.marker_prob:
-            marker = ("first" if k == 0 else "finally" if k == n_sentences - 1
-                      else rng.choice(self._MIDDLE_MARKERS))
+            if k == 0 or k == n_sentences - 1:
+                marker = "first" if k == 0 else "finally"
+            elif self.ordered_markers:  # then, next, later, afterwards, afterwards, ...
+                marker = self._MIDDLE_MARKERS[min(k, len(self._MIDDLE_MARKERS)) - 1]
+            else:
+                marker = rng.choice(self._MIDDLE_MARKERS)
             chunks.append([marker])
         for slot in rng.choice(_TEMPLATES):
             if slot == "subject":  # sentence 0 introduces N_0; later ones continue the chain

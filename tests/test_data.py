@@ -122,6 +122,18 @@ def test_documents_follow_the_grammar_topics_and_chains(lang):
     assert topical_hits / total > 0.95  # topical words are the document's topic's
 
 
+def test_ordered_markers_count_up_and_change_nothing_else():
+    unordered = ToyLang(seed=0, marker_prob=0.0).documents(50, (2, 8), seed=4)
+    ordered = ToyLang(seed=0, marker_prob=1.0, ordered_markers=True).documents(50, (2, 8), seed=4)
+    expected = ["first", "then", "next", "later", "afterwards", "afterwards", "afterwards"]
+    for plain, doc in zip(unordered, ordered):
+        markers = [sentence[0] for sentence in doc]
+        assert markers == expected[:len(doc) - 1] + ["finally"]
+        assert [sentence[1:] for sentence in doc] == plain  # the same text after the marker
+    with pytest.raises(ValueError, match="ordered_markers"):
+        ToyLang(ordered_markers="yes")
+
+
 def _subject(lang, sentence):
     """The noun of the opening 'the ...' noun phrase (None for a document's first sentence)."""
     start = 1 if lang.pos_of(sentence[0]) == "MARKER" else 0
