@@ -26,6 +26,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from .tokenizers.word import SPECIAL_TOKENS
+
 __all__ = [
     "CharVocab",
     "ConfusionSet",
@@ -136,7 +138,7 @@ class CharVocab:
     character itself, so the same text always gives the same vocabulary.
     """
 
-    SPECIALS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
+    SPECIALS = tuple(SPECIAL_TOKENS)  # the course's five, with the same ids as every tokenizer
 
     def __init__(self, chars: Sequence[str]):
         self.itos = [*self.SPECIALS, *chars]

@@ -73,18 +73,6 @@ def correction_loss(logits: torch.Tensor, target_ids: torch.Tensor,
     return F.cross_entropy(logits.flatten(0, 1), ignored.flatten(), ignore_index=-100)
 
 
-def _check_pair(input_ids, target_ids, attention_mask) -> None:
-    if target_ids is not None and target_ids.shape != input_ids.shape:
-        raise ValueError(
-            f"target_ids has shape {tuple(target_ids.shape)} but input_ids has "
-            f"{tuple(input_ids.shape)}: spelling correction needs a source and a target of the "
-            "same length (same-length substitution); drop pairs whose lengths differ"
-        )
-    if attention_mask is not None and attention_mask.shape != input_ids.shape:
-        raise ValueError(f"attention_mask has shape {tuple(attention_mask.shape)}, expected "
-                         f"{tuple(input_ids.shape)} (1 on real characters, 0 on padding)")
-
-
 @dataclass
 class CorrectionOutput:
     loss: torch.Tensor | None
@@ -155,6 +143,21 @@ class _Corrector(nn.Module):
         self.mlm.load_state_dict(pretrained.mlm.state_dict())
         return self
 
+    def _checked_mask(self, input_ids, target_ids, attention_mask) -> torch.Tensor:
+        """Check a batch's shapes; return its attention mask (1 on non-pad ids if not given)."""
+        if target_ids is not None and target_ids.shape != input_ids.shape:
+            raise ValueError(
+                f"target_ids has shape {tuple(target_ids.shape)} but input_ids has "
+                f"{tuple(input_ids.shape)}: spelling correction needs a source and a target of "
+                "the same length (same-length substitution); drop pairs whose lengths differ"
+            )
+        if attention_mask is None:
+            return (input_ids != self.config.pad_token_id).long()             # (B, T)
+        if attention_mask.shape != input_ids.shape:
+            raise ValueError(f"attention_mask has shape {tuple(attention_mask.shape)}, expected "
+                             f"{tuple(input_ids.shape)} (1 on real characters, 0 on padding)")
+        return attention_mask
+
     def predict(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
         """The id of the most likely character at each position, (B, T)."""
         logits = self.forward(input_ids, attention_mask).logits               # (B, T, V)
@@ -166,9 +169,7 @@ class BertCorrector(_Corrector):
 
     def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None = None,
                 target_ids: torch.Tensor | None = None) -> CorrectionOutput:
-        _check_pair(input_ids, target_ids, attention_mask)
-        if attention_mask is None:
-            attention_mask = (input_ids != self.config.pad_token_id).long()  # (B, T)
+        attention_mask = self._checked_mask(input_ids, target_ids, attention_mask)  # (B, T)
         hidden = self.bert(input_ids, attention_mask=attention_mask).last_hidden_state
         logits = self.mlm(hidden)                                             # (B, T, V)
         loss = None
@@ -200,12 +201,10 @@ class SoftMaskedBert(_Corrector):
         """detection_probs (B, T), for analysis only: soft-mask with these error probabilities
         instead of the detector's (e.g. the gold labels, to see what perfect detection would
         give the correction network). The output's detection_probs stay the detector's."""
-        _check_pair(input_ids, target_ids, attention_mask)
+        attention_mask = self._checked_mask(input_ids, target_ids, attention_mask)  # (B, T)
         if detection_probs is not None and detection_probs.shape != input_ids.shape:
             raise ValueError(f"detection_probs has shape {tuple(detection_probs.shape)}, expected "
                              f"{tuple(input_ids.shape)}: one error probability per character")
-        if attention_mask is None:
-            attention_mask = (input_ids != self.config.pad_token_id).long()  # (B, T)
         self.bert.encoder.check_inputs(input_ids, token_type_ids, attention_mask, None)
         embed = self.bert.encoder.embeddings
         e = embed(input_ids, token_type_ids)                                  # (B, T, H)
