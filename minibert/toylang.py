@@ -77,9 +77,9 @@ class ToyLang:
     - Entity chains: sentence 0 introduces "a N_0"; sentence k (k >= 1) starts with
       "the N_{k-1}" and introduces "a N_k", so the next sentence talks about what this one
       introduced. Order markers: "first" only opens sentence 0, "finally" only the last one;
-      with `ordered_markers=True` the ones between count up too (then, next, later, then
-      afterwards for every later sentence), so the order of two sentences can be read off
-      their markers.
+      with `ordered_markers=True` the ones between count up too: sentences 1, 2 and 3 get
+      "then", "next" and "later", every sentence after them "afterwards", so the order of
+      two sentences can be read off their markers.
     - Sentiment: some adjectives are positive, some negative (`polarity_of`); "not" before
       an adjective negates it.
     - Confusion sets: the content words are partitioned into groups of 3-5 look-alikes that
