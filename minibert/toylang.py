@@ -328,7 +328,9 @@ class ToyLang:
     def _distinct_nouns(self, rng: random.Random, topic: int, n: int) -> list[str]:
         """n entity nouns for a document, all different (while the topic has enough)."""
         topic_pools, shared = self._noun_pools
-        available = len(topic_pools[topic]) + len(shared)
+        # only the pools `_pick` can draw from: with topic_prob 1.0 that is the topic's alone
+        available = ((len(topic_pools[topic]) if self.topic_prob > 0 else 0)
+                     + (len(shared) if self.topic_prob < 1 else 0))
         nouns: list[str] = []
         while len(nouns) < n:
             noun = self._pick(rng, self._noun_pools, topic)

@@ -1,5 +1,6 @@
 """Corpora, ToyLang and its tasks, NSP pairs, BERT input encoding and padding."""
 
+import signal
 import time
 from collections import Counter
 
@@ -132,6 +133,25 @@ def test_ordered_markers_count_up_and_change_nothing_else():
         assert [sentence[1:] for sentence in doc] == plain  # the same text after the marker
     with pytest.raises(ValueError, match="ordered_markers"):
         ToyLang(ordered_markers="yes")
+
+
+def test_small_topics_repeat_entities_instead_of_hanging():
+    # With every noun from the topic (topic_prob=1.0) a 3-noun topic cannot give an 8-sentence
+    # document 8 distinct entities: they repeat once all 3 are used (this used to loop forever).
+    def give_up(signum, frame):
+        raise TimeoutError("ToyLang.documents did not finish")
+    previous = signal.signal(signal.SIGALRM, give_up)
+    signal.alarm(10)
+    try:
+        lang = ToyLang(seed=0, nouns_per_topic=3, topic_prob=1.0)
+        docs = lang.generate(20, 8, seed=0)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+    for doc in docs:
+        entities = [_subject(lang, sentence) for sentence in doc.sentences[1:]]   # N_0 ... N_6
+        assert all(lang.topic_of(noun) == doc.topic for noun in entities)
+        assert len(set(entities[:3])) == 3, "the first three entities are still all different"
 
 
 def _subject(lang, sentence):
