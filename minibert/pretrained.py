@@ -170,8 +170,23 @@ def encode_batch(tokenizer: WordPiece, sentences: list[str], max_len: int = 128)
 
 @torch.no_grad()
 def sentence_embeddings(model: BertModel, tokenizer: WordPiece, sentences: list[str],
-                        normalize: bool = True, max_len: int = 128) -> torch.Tensor:
-    """all-MiniLM-L6-v2's sentence vectors: mean-pooled last hidden states, unit length."""
+                        normalize: bool = True, max_len: int = 128,
+                        batch_size: int | None = None) -> torch.Tensor:
+    """all-MiniLM-L6-v2's sentence vectors: mean-pooled last hidden states, unit length.
+
+    With `batch_size`, the sentences go through the model in batches of that many, sorted by
+    length (a batch is padded to its longest sentence, so sorting wastes less time on padding),
+    and the vectors come back in the sentences' own order.
+    """
+    if batch_size is not None:
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+            raise ValueError(f"batch_size must be a positive int or None, got {batch_size!r}")
+        order = sorted(range(len(sentences)), key=lambda i: len(sentences[i]))
+        ordered = [sentences[i] for i in order]
+        vectors = torch.cat([
+            sentence_embeddings(model, tokenizer, ordered[i:i + batch_size], normalize, max_len)
+            for i in range(0, len(ordered), batch_size)])  # (N, H), shortest first
+        return vectors[torch.tensor(order).argsort()]  # (N, H), in the given order
     batch = encode_batch(tokenizer, sentences, max_len)
     hidden = model(**batch).last_hidden_state  # (B, T, H)
     vectors = mean_pool(hidden, batch["attention_mask"])  # (B, H)

@@ -66,6 +66,17 @@ def test_sentence_embeddings_equal_transformers(minilm):
     assert (mine - expected).abs().max() < 1e-5
 
 
+def test_batched_embeddings_keep_the_order_and_the_vectors(minilm):
+    model, tokenizer = minilm
+    sentences = SENTENCES[:-1]
+    whole = torch.cat([pretrained.sentence_embeddings(model, tokenizer, [s]) for s in sentences])
+    batched = pretrained.sentence_embeddings(model, tokenizer, sentences, batch_size=3)
+    assert batched.shape == whole.shape
+    assert (batched - whole).abs().max() < 1e-5  # row i is sentence i, whatever its batch
+    with pytest.raises(ValueError, match="batch_size"):
+        pretrained.sentence_embeddings(model, tokenizer, sentences, batch_size=0)
+
+
 def test_similar_sentences_are_closer_than_unrelated_ones(minilm):
     model, tokenizer = minilm
     a, b, c = pretrained.sentence_embeddings(
