@@ -14,7 +14,8 @@ __version__ = "0.1.0"
 _SUBMODULES = {
     "attention", "augment", "check", "config", "corruption", "data", "disentangled", "distill",
     "distributed", "encoder", "formats", "heads", "interop", "masking", "measure", "models",
-    "notebooks", "plots", "pretrained", "structure", "tokenizers", "toylang", "train", "widgets",
+    "notebooks", "plots", "pretrained", "sentence_pairs", "side_by_side", "structure",
+    "tokenizers", "toylang", "train", "widgets",
 }
 _SHORTCUTS = {
     "BertConfig": ("config", "BertConfig"),

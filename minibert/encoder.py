@@ -21,12 +21,17 @@ from .attention import MultiHeadSelfAttention, attention_bias
 from .config import BertConfig
 
 
+def gelu_tanh(x: torch.Tensor) -> torch.Tensor:
+    """GELU's tanh approximation (a named function, not a lambda, so that models pickle)."""
+    return F.gelu(x, approximate="tanh")
+
+
 def activation_fn(name: str):
     """BERT's GELU is exact x * Phi(x); ALBERT and the original TF code use the tanh form."""
     if name == "gelu":
         return F.gelu
     if name == "gelu_tanh":
-        return lambda x: F.gelu(x, approximate="tanh")
+        return gelu_tanh
     if name == "relu":
         return F.relu
     raise ValueError(f"unknown activation {name!r}")
