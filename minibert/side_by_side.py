@@ -34,10 +34,9 @@ def run_side_by_side(function: Callable[..., Any], jobs: Sequence[Mapping[str, A
     `torch.use_deterministic_algorithms` setting. `processes=1` (or a single job) runs the jobs
     here, one after the other: the reference the parallel run must equal.
     """
-    if isinstance(processes, bool) or not isinstance(processes, int) or processes < 1:
-        raise ValueError(f"processes must be a positive int, got {processes!r}")
-    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
-        raise ValueError(f"threads must be a positive int, got {threads!r}")
+    for name, value in (("processes", processes), ("threads", threads)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"{name} must be a positive int, got {value!r}")
     if not all(isinstance(job, Mapping) for job in jobs):
         raise TypeError("jobs must be a list of dicts of keyword arguments, "
                         "e.g. [dict(steps=100, seed=0), dict(steps=100, seed=1)]")

@@ -31,11 +31,18 @@ def jobs_for(setup):
             for task, seed in (("NSP", 0), ("SOP", 1))]
 
 
-def test_two_processes_equal_one_process(setup):
+@pytest.fixture(scope="module")
+def trained(setup):
+    # The same two jobs run here, one after the other, and in two processes (spawned once).
     torch.set_num_threads(1)
     jobs = jobs_for(setup)
     here = run_side_by_side(sentence_pairs.pretrain, jobs, processes=1)
     there = run_side_by_side(sentence_pairs.pretrain, jobs, processes=2)
+    return here, there
+
+
+def test_two_processes_equal_one_process(trained):
+    here, there = trained
     for one, two in zip(here, there):
         assert not two.training                       # returned in eval mode, as pretrain does
         first, second = one.state_dict(), two.state_dict()
@@ -45,9 +52,8 @@ def test_two_processes_equal_one_process(setup):
     assert not torch.equal(here[0].sop.classifier.weight, here[1].sop.classifier.weight)
 
 
-def test_a_shared_layer_stays_one_object_after_the_trip(setup):
-    model = run_side_by_side(sentence_pairs.pretrain, jobs_for(setup), processes=2)[0]
-    layers = model.albert.encoder.layers
+def test_a_shared_layer_stays_one_object_after_the_trip(trained):
+    layers = trained[1][0].albert.encoder.layers
     assert all(layer.attention is layers[0].attention for layer in layers[1:])
     assert all(layer.feed_forward is layers[0].feed_forward for layer in layers[1:])
 
