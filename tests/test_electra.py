@@ -140,6 +140,27 @@ def test_loss_is_mlm_plus_50_times_the_discriminator_loss_over_non_pad_tokens():
     assert torch.equal(out.corrupted_ids[~selected], ids[~selected])
 
 
+def test_electra_15_percent_scores_the_discriminator_on_the_selected_positions_only():
+    ids, masked, labels, mask = batch()
+    outputs = {}
+    for where in ("all", "selected"):
+        torch.manual_seed(0)
+        model = ElectraForPreTraining(*configs(), disc_positions=where)
+        outputs[where] = model(masked, labels, attention_mask=mask,
+                               generator=torch.Generator().manual_seed(0))
+    full, fifteen = outputs["all"], outputs["selected"]
+    # the same weights and samples: only the positions the loss is averaged over differ
+    assert torch.equal(full.disc_logits, fifteen.disc_logits)
+    selected = labels != IGNORE_INDEX
+    expected = torch.nn.functional.binary_cross_entropy_with_logits(
+        fifteen.disc_logits[selected], fifteen.is_replaced[selected])
+    assert torch.allclose(fifteen.disc_loss, expected)
+    assert not torch.allclose(fifteen.disc_loss, full.disc_loss)
+    assert torch.allclose(fifteen.loss, fifteen.mlm_loss + 50 * fifteen.disc_loss)
+    with pytest.raises(ValueError, match="'all'.*'selected'"):
+        ElectraForPreTraining(*configs(), disc_positions="masked")
+
+
 def test_no_gradient_reaches_the_generator_through_the_sample():
     torch.manual_seed(0)
     model = ElectraForPreTraining(*configs())

@@ -9,6 +9,8 @@
 
 The discriminator's sigmoid loss is averaged over *every* non-pad token, so it learns from all
 positions, not only the 15% an MLM learns from: that is where ELECTRA's efficiency comes from.
+`disc_positions="selected"` is the paper's "ELECTRA 15%" ablation (Table 5), which scores the
+discriminator only on the selected positions, to show it.
 The generator is small (1/4 of the discriminator's hidden size here) and shares the token,
 position and segment tables (and their LayerNorm) with the discriminator; both networks
 project the E-wide embeddings to their own hidden size. Only the discriminator is fine-tuned.
@@ -28,12 +30,15 @@ from ..encoder import init_weights
 from ..heads import MLMHead, TokenHead
 from .bert import IGNORE_INDEX, BertModel, ClassifierOutput, masked_lm_loss
 
-__all__ = ["DISCRIMINATOR_WEIGHT", "ElectraDiscriminator", "ElectraForPreTraining",
-           "ElectraForSequenceClassification", "ElectraModel",
+__all__ = ["DISCRIMINATOR_WEIGHT", "DISC_POSITIONS", "ElectraDiscriminator",
+           "ElectraForPreTraining", "ElectraForSequenceClassification", "ElectraModel",
            "ElectraPreTrainingOutput", "discriminator_loss", "electra_configs",
            "electra_step_flops", "encoder_flops", "mlm_step_flops"]
 
 DISCRIMINATOR_WEIGHT = 50.0   # lambda: the discriminator's loss is ~50x smaller than the MLM's
+# Where the discriminator's loss is taken: every non-pad token (ELECTRA), or only the selected
+# 15% ("ELECTRA 15%", the ablation of the paper's Table 5).
+DISC_POSITIONS = ("all", "selected")
 
 # The embedding modules the generator borrows from the discriminator (tables and their norm).
 SHARED_EMBEDDINGS = ("word", "position", "segment", "norm")
@@ -142,7 +147,8 @@ def discriminator_loss(
 class ElectraPreTrainingOutput:
     loss: torch.Tensor               # mlm_loss + disc_weight * disc_loss
     mlm_loss: torch.Tensor           # the generator's CE over the selected positions
-    disc_loss: torch.Tensor          # the discriminator's sigmoid CE over non-pad tokens
+    disc_loss: torch.Tensor          # the discriminator's sigmoid CE over non-pad tokens (or
+                                     # over the selected ones, with disc_positions="selected")
     mlm_logits: torch.Tensor         # (N, V) the generator's scores at the selected positions
     mlm_targets: torch.Tensor        # (N,) the original tokens there
     sampled_ids: torch.Tensor        # (N,) the generator's samples there
@@ -156,11 +162,14 @@ class ElectraForPreTraining(nn.Module):
 
     `model.electra` is the discriminator's encoder (fine-tune it); `model.generator` and
     `model.generator_head` form the small masked LM; `model.discriminator_head` is the
-    per-token "replaced?" head.
+    per-token "replaced?" head. `disc_positions="selected"` takes the discriminator's loss
+    over the selected positions only (the paper's "ELECTRA 15%"); the default, "all", is
+    ELECTRA.
     """
 
     def __init__(self, discriminator_config: BertConfig, generator_config: BertConfig,
-                 disc_weight: float = DISCRIMINATOR_WEIGHT, temperature: float = 1.0):
+                 disc_weight: float = DISCRIMINATOR_WEIGHT, temperature: float = 1.0,
+                 disc_positions: str = "all"):
         super().__init__()
         d, g = discriminator_config, generator_config
         for field in ("vocab_size", "embedding_size", "max_position", "type_vocab_size",
@@ -174,8 +183,12 @@ class ElectraForPreTraining(nn.Module):
         if disc_weight < 0 or temperature <= 0:
             raise ValueError("disc_weight must be >= 0 and temperature > 0 "
                              "(ELECTRA: 50 and 1.0)")
+        if disc_positions not in DISC_POSITIONS:
+            raise ValueError(f"unknown disc_positions {disc_positions!r}: choose 'all' (ELECTRA: "
+                             f"every non-pad token) or 'selected' (the 'ELECTRA 15%' ablation)")
         self.config, self.generator_config = d, g
         self.disc_weight, self.temperature = disc_weight, temperature
+        self.disc_positions = disc_positions
         self.electra = ElectraModel(d)
         self.generator = BertModel(g, add_pooler=False)
         self.tie_embeddings()
@@ -221,7 +234,8 @@ class ElectraForPreTraining(nn.Module):
         disc_hidden = self.electra(corrupted, token_type_ids,
                                    attention_mask).last_hidden_state          # (B, T, H)
         disc_logits = self.discriminator_head(disc_hidden)                    # (B, T)
-        disc_loss = discriminator_loss(disc_logits, is_replaced, attention_mask)
+        scored = attention_mask if self.disc_positions == "all" else selected  # (B, T)
+        disc_loss = discriminator_loss(disc_logits, is_replaced, scored)
         loss = mlm_loss + self.disc_weight * disc_loss
         return ElectraPreTrainingOutput(loss, mlm_loss, disc_loss, logits, targets, sampled,
                                         corrupted, is_replaced, disc_logits)
