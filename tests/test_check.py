@@ -115,7 +115,8 @@ def test_strict_raises_and_passing_the_result_instead_of_the_function_is_explain
         check.grade("atention", attention)
 
 
-def test_compare_and_register_work_for_any_function():
+def test_compare_and_register_work_for_any_function(monkeypatch):
+    monkeypatch.setattr(check, "_GRADERS", dict(check._GRADERS))  # "double" stays in this test
     def make_inputs(trial, generator):
         return (torch.randn(trial + 2, 3, generator=generator),)
 
@@ -156,3 +157,86 @@ def test_bpe_graders_accept_the_reference_and_name_a_wrong_count():
 
     result = check.grade("merge", merge_without_skipping, print=False)
     assert not result.passed and "expected a list of 3" in result.message
+
+
+# ---------------------------------------------------------------------------------------------
+# python -m minibert.check: list the exercises, grade files of answers
+
+
+def test_every_exercise_names_its_lesson_and_the_list_shows_them_all():
+    text = check.exercise_list()
+    for name in check.graders():
+        lesson = check._GRADERS[name].lesson
+        assert lesson is not None, f"exercise {name!r} was registered without its lesson"
+        line = next(line for line in text.splitlines() if line.strip().startswith(lesson))
+        assert name in line
+
+
+def test_grading_a_file_of_answers_by_function_name(tmp_path, capsys):
+    answers = tmp_path / "answers.py"
+    answers.write_text(
+        "import torch\n\n"
+        "def electra_labels(input_ids, selected, sampled_ids):\n"
+        "    corrupted = torch.where(selected, sampled_ids, input_ids)\n"
+        "    return corrupted, (corrupted != input_ids).float()\n\n"
+        "def helper():\n"
+        "    return 0\n")
+    assert set(check.answers_in(str(answers))) == {"electra_labels"}   # helper is not graded
+    assert check.main([str(answers)]) == 0
+    out = capsys.readouterr().out
+    assert "✓ electra_labels" in out and "1 of 1 passed" in out
+
+
+def test_a_wrong_answer_fails_with_the_graders_message_and_status_1(tmp_path, capsys):
+    answers = tmp_path / "answers.py"
+    answers.write_text(
+        "import torch\n\n"
+        "def wrong(input_ids, selected, sampled_ids):   # every selected position 'replaced'\n"
+        "    return torch.where(selected, sampled_ids, input_ids), selected.float()\n\n"
+        "GRADERS = {'electra_labels': wrong}\n")
+    assert check.main([str(answers)]) == 1
+    out = capsys.readouterr().out
+    assert "✗ electra_labels" in out and "wrong values" in out and "0 of 1 passed" in out
+    assert "result.inputs" not in out   # a notebook-only aside, meaningless in a shell
+
+
+@pytest.mark.parametrize("content, says", [
+    ("x = 1\n", "answers no exercise; name a function after one"),
+    ("GRADERS = {'electra': print}\n", "no exercise called 'electra'; known exercises:"),
+    ("GRADERS = [print]\n", "GRADERS must be a dict"),
+    ("def electra_labels(a, b, c):\n    return a\n\nmissing + 1\n",
+     "running it raised NameError at line 4"),
+])
+def test_a_file_that_cannot_be_graded_says_why_and_gives_status_2(tmp_path, capsys, content, says):
+    answers = tmp_path / "answers.py"
+    answers.write_text(content)
+    with pytest.raises(ValueError, match="answers.py: "):
+        check.answers_in(str(answers))
+    assert check.main([str(answers)]) == 2
+    assert says in capsys.readouterr().err
+
+
+def test_a_missing_file_is_named(tmp_path, capsys):
+    assert check.main([str(tmp_path / "nowhere.py")]) == 2
+    assert "no such Python file" in capsys.readouterr().err
+
+
+def test_without_files_the_command_lists_the_exercises(capsys):
+    assert check.main([]) == 0
+    assert "06_electra" in capsys.readouterr().out
+
+
+def test_the_command_runs_as_a_module_with_its_exit_status(tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    solution = Path(__file__).resolve().parent.parent / "lessons" / "solutions" / "06_electra.py"
+    wrong = tmp_path / "wrong.py"
+    wrong.write_text("def electra_labels(input_ids, selected, sampled_ids):\n"
+                     "    return input_ids, selected.float()\n")
+    runs = [subprocess.run([sys.executable, "-m", "minibert.check", str(path)],
+                           capture_output=True, text=True) for path in (solution, wrong)]
+    assert [run.returncode for run in runs] == [0, 1]
+    assert "1 of 1 passed" in runs[0].stdout and "0 of 1 passed" in runs[1].stdout
+    assert runs[0].stderr == "" and runs[1].stderr == ""   # no warning about running a module twice

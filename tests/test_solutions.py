@@ -57,3 +57,17 @@ def test_solution_passes_and_stub_fails(solution_path: Path):
             assert check.grade(name, solution.GRADERS[name], print=False).passed
             graded.add(name)
     assert graded == set(solution.GRADERS)
+
+
+def test_every_exercise_is_asked_for_by_the_lesson_it_names():
+    for name in check.graders():
+        notebook = LESSONS / f"{check._GRADERS[name].lesson}.ipynb"
+        assert notebook.exists(), f"exercise {name!r} names a lesson that does not exist"
+        asked = [re.findall(r"check\.grade\(\s*\"(\w+)\"", s) for s in exercise_cells(notebook)]
+        assert name in sum(asked, []), f"{notebook.name} never grades {name!r}"
+
+
+def test_the_command_line_grades_every_solution_file(capsys):
+    assert check.main([str(path) for path in SOLUTIONS]) == 0
+    out = capsys.readouterr().out
+    assert out.count("✓") == len(check.graders()) and "✗" not in out
