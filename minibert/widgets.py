@@ -157,3 +157,65 @@ def temperature_explorer(logits, labels: Sequence[str] | None = None, top: int =
         temperature=widgets.FloatLogSlider(value=1.0, base=2, min=-2, max=4, step=0.25,
                                            description="T"),
     )
+
+
+# ---------------------------------------------------------------------------------------------
+# what the discriminator flags (lesson 06, ELECTRA)
+
+
+def show_detection(tokens: Sequence[str], p_replaced, is_replaced, originals: Sequence[str],
+                   ax=None):
+    """Bars of a discriminator's P(replaced) for each token of one sequence; the plain function
+    behind `detection_explorer`. Returns the axes.
+
+    tokens: the T tokens the discriminator read (padding left out). p_replaced: (T,) its
+    probabilities. is_replaced: (T,) the labels, 1 where the generator's sample differs from the
+    original. originals: the T original tokens, written under each replaced one. Replaced
+    tokens are red, the rest blue; a perfect discriminator puts the red bars at 1 and the blue
+    ones at 0.
+    """
+    import torch
+
+    p_replaced = torch.as_tensor(p_replaced, dtype=torch.float32).detach().flatten()
+    is_replaced = torch.as_tensor(is_replaced).detach().flatten().bool()
+    if not len(tokens) == len(p_replaced) == len(is_replaced) == len(originals):
+        raise ValueError(f"got {len(tokens)} tokens, {len(p_replaced)} probabilities, "
+                         f"{len(is_replaced)} labels and {len(originals)} originals: pass one of "
+                         "each per token of the same sequence, padding left out")
+    if len(tokens) == 0 or p_replaced.min() < 0 or p_replaced.max() > 1:
+        raise ValueError("p_replaced must hold one probability in [0, 1] per token: pass "
+                         "torch.sigmoid(disc_logits), not the logits")
+    if ax is None:
+        _, ax = plt.subplots(figsize=(max(6.0, 0.42 * len(tokens)), 3.6))
+    positions = list(range(len(tokens)))
+    colors = ["C3" if replaced else "C0" for replaced in is_replaced.tolist()]
+    ax.bar(positions, p_replaced.numpy(), color=colors)
+    labels = [f"{token}\n({original})" if replaced else token
+              for token, original, replaced in zip(tokens, originals, is_replaced.tolist())]
+    ax.set_xticks(positions, labels, rotation=90, fontsize=8)
+    ax.axhline(0.5, color="gray", linestyle=":", linewidth=1)
+    flagged = p_replaced[is_replaced].mean().item() if is_replaced.any() else float("nan")
+    kept = p_replaced[~is_replaced].mean().item() if (~is_replaced).any() else float("nan")
+    ax.set(ylim=(0, 1), ylabel="P(replaced)",
+           title=f"red = replaced (original in brackets): mean {flagged:.2f}; others {kept:.2f}")
+    return ax
+
+
+def detection_explorer(examples: Sequence[dict]):
+    """A slider over sequences that redraws `show_detection`. Returns the widget.
+
+    examples: one dict per sequence with the keys of `show_detection`'s arguments
+    (tokens, p_replaced, is_replaced, originals).
+    """
+    import ipywidgets as widgets
+
+    if len(examples) == 0:
+        raise ValueError("detection_explorer needs at least one example")
+
+    def draw(example: int):
+        show_detection(**examples[example])
+        plt.show()
+
+    return widgets.interactive(
+        draw, example=widgets.IntSlider(value=0, min=0, max=len(examples) - 1,
+                                        description="sequence"))

@@ -46,3 +46,44 @@ def test_explorer_has_a_slider_per_layer_and_head():
     sliders = {child.description: child for child in widget.children if hasattr(child, "max")}
     assert sliders["layer"].max == 3 and sliders["head"].max == 1
     plt.close("all")
+
+
+def test_show_detection_draws_one_bar_per_token_coloured_by_label():
+    from minibert.widgets import show_detection
+
+    tokens = ["[CLS]", "the", "cat", "ran", "[SEP]"]
+    originals = ["[CLS]", "the", "dog", "ran", "[SEP]"]
+    p = torch.tensor([0.1, 0.2, 0.9, 0.3, 0.0])
+    ax = show_detection(tokens, p, torch.tensor([0, 0, 1, 0, 0]), originals)
+    heights = [bar.get_height() for bar in ax.patches]
+    assert heights == pytest.approx(p.tolist())
+    red_rgba = matplotlib.colors.to_rgba("C3")
+    red = [i for i, bar in enumerate(ax.patches) if bar.get_facecolor() == red_rgba]
+    assert red == [2]
+    assert [t.get_text() for t in ax.get_xticklabels()][2] == "cat\n(dog)"
+    assert "mean 0.90; others 0.15" in ax.get_title()
+    plt.close("all")
+
+
+@pytest.mark.parametrize("p, labels, message", [
+    (torch.tensor([0.1, 0.2]), torch.tensor([0, 1, 0]), "pass one of each per token"),
+    (torch.tensor([-2.0, 0.5, 3.0]), torch.tensor([0, 1, 0]), "not the logits"),
+])
+def test_show_detection_names_the_fix_for_bad_input(p, labels, message):
+    from minibert.widgets import show_detection
+
+    with pytest.raises(ValueError, match=message):
+        show_detection(list("abc"), p, labels, list("abd"))
+
+
+def test_detection_explorer_has_a_slider_over_the_examples():
+    from minibert.widgets import detection_explorer
+
+    example = dict(tokens=list("ab"), p_replaced=[0.2, 0.7], is_replaced=[0, 1],
+                   originals=list("ac"))
+    widget = detection_explorer([example, example, example])
+    slider = widget.children[0]
+    assert (slider.min, slider.max, slider.description) == (0, 2, "sequence")
+    plt.close("all")
+    with pytest.raises(ValueError, match="at least one"):
+        detection_explorer([])
