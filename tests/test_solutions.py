@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 from pathlib import Path
@@ -13,6 +12,7 @@ from minibert import check
 
 LESSONS = Path(__file__).resolve().parent.parent / "lessons"
 SOLUTIONS = sorted((LESSONS / "solutions").glob("[0-9][0-9]_*.py"))
+GRADE_CALL = re.compile(r"check\.grade\(\s*\"(\w+)\",\s*(\w+)")  # check.grade("name", function)
 
 
 def exercise_cells(notebook: Path) -> list[str]:
@@ -20,13 +20,6 @@ def exercise_cells(notebook: Path) -> list[str]:
     cells = json.loads(notebook.read_text())["cells"]
     sources = ["".join(c["source"]) for c in cells if c["cell_type"] == "code"]
     return [s for s in sources if "check.grade(" in s]
-
-
-def load_solution(path: Path):
-    spec = importlib.util.spec_from_file_location(path.stem, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def test_every_lesson_has_a_graded_exercise_and_a_solution():
@@ -41,11 +34,11 @@ def test_every_lesson_has_a_graded_exercise_and_a_solution():
 
 @pytest.mark.parametrize("solution_path", SOLUTIONS, ids=lambda p: p.stem)
 def test_solution_passes_and_stub_fails(solution_path: Path):
-    solution = load_solution(solution_path)
+    solution = check.answers_in(str(solution_path))   # its GRADERS: exercise -> function
     notebook = LESSONS / f"{solution_path.stem}.ipynb"
     graded = set()
     for source in exercise_cells(notebook):
-        calls = re.findall(r"check\.grade\(\s*\"(\w+)\",\s*(\w+)", source)
+        calls = GRADE_CALL.findall(source)
         assert calls, "an exercise cell must call check.grade(\"name\", function)"
         # The stub, as committed in the lesson, runs without error and does not pass.
         namespace = {"check": check}
@@ -53,18 +46,19 @@ def test_solution_passes_and_stub_fails(solution_path: Path):
         for name, function_name in calls:
             assert not check.grade(name, namespace[function_name], print=False).passed
             # The solution passes the same grader.
-            assert name in solution.GRADERS, f"{solution_path.name} has no solution for {name!r}"
-            assert check.grade(name, solution.GRADERS[name], print=False).passed
+            assert name in solution, f"{solution_path.name} has no solution for {name!r}"
+            assert check.grade(name, solution[name], print=False).passed
             graded.add(name)
-    assert graded == set(solution.GRADERS)
+    assert graded == set(solution)
 
 
 def test_every_exercise_is_asked_for_by_the_lesson_it_names():
     for name in check.graders():
         notebook = LESSONS / f"{check._GRADERS[name].lesson}.ipynb"
         assert notebook.exists(), f"exercise {name!r} names a lesson that does not exist"
-        asked = [re.findall(r"check\.grade\(\s*\"(\w+)\"", s) for s in exercise_cells(notebook)]
-        assert name in sum(asked, []), f"{notebook.name} never grades {name!r}"
+        asked = [exercise for source in exercise_cells(notebook)
+                 for exercise, _ in GRADE_CALL.findall(source)]
+        assert name in asked, f"{notebook.name} never grades {name!r}"
 
 
 def test_the_command_line_grades_every_solution_file(capsys):
