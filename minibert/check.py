@@ -37,6 +37,7 @@ __all__ = ["CheckResult", "Grader", "answers_in", "compare", "exercise_list", "g
            "main", "register"]
 
 PASS, FAIL = "✓", "✗"
+INPUTS_ASIDE = " (see result.inputs)"  # a failure's pointer to its inputs, for notebook users
 
 
 @dataclass
@@ -290,7 +291,7 @@ def compare(
     def failed(text: str, trial: int | None = None, inputs: Any = None) -> CheckResult:
         if trial is not None:
             described = _describe_inputs(inputs, reference_fn)
-            text += f"\n  on trial {trial} of {trials}, inputs {described} (see result.inputs)"
+            text += f"\n  on trial {trial} of {trials}, inputs {described}{INPUTS_ASIDE}"
         message = f"{FAIL} {label}: {text}{hint_line}"
         result = CheckResult(False, message, name=label, trial=trial, inputs=inputs)
         return _finish(result, print, strict)
@@ -1136,7 +1137,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         builtins.print(path)
         results = [grade(name, function, print=False) for name, function in answers.items()]
         for result in results:
-            text = str(result).replace(" (see result.inputs)", "")  # a notebook-only aside
+            text = str(result).replace(INPUTS_ASIDE, "")  # no result object in a shell
             builtins.print("  " + text.replace("\n", "\n  "))
         passed = sum(result.passed for result in results)
         builtins.print(f"  {passed} of {len(results)} passed")
