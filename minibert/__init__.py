@@ -12,10 +12,10 @@ import importlib
 __version__ = "0.1.0"
 
 _SUBMODULES = {
-    "attention", "augment", "check", "config", "corruption", "data", "disentangled", "distill",
-    "distributed", "encoder", "formats", "heads", "interop", "masking", "measure", "models",
-    "notebooks", "plots", "pretrained", "sentence_pairs", "side_by_side", "structure",
-    "tokenizers", "toylang", "train", "widgets",
+    "attention", "augment", "check", "compare", "config", "corruption", "data", "disentangled",
+    "distill", "distributed", "encoder", "environment", "formats", "heads", "interop", "masking",
+    "measure", "models", "notebooks", "plots", "pretrained", "sentence_pairs", "side_by_side",
+    "spelling", "structure", "tokenizers", "toylang", "train", "widgets",
 }
 _SHORTCUTS = {
     "BertConfig": ("config", "BertConfig"),

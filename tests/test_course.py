@@ -30,3 +30,17 @@ def test_lazy_attributes():
         assert "not_a_module" in str(error)
     else:
         raise AssertionError("unknown attributes must raise AttributeError")
+
+
+def test_every_module_is_a_lazy_attribute():
+    # `minibert.<module>` works for every module of the package, not only for imported ones.
+    from pathlib import Path
+
+    import minibert
+
+    package = Path(minibert.__file__).parent
+    modules = {p.stem for p in package.glob("*.py") if not p.stem.startswith("_")}
+    modules |= {p.parent.name for p in package.glob("*/__init__.py")}
+    assert modules - set(minibert.__all__) == set()
+    for name in sorted(modules):
+        assert getattr(minibert, name).__name__ == f"minibert.{name}"
