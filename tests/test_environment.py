@@ -87,7 +87,8 @@ def test_a_kernel_that_runs_another_python_is_caught(monkeypatch, tmp_path):
     _kernels(monkeypatch, {"python3": str(tmp_path)})
     wrong = check_kernel()
     assert not wrong.ok and "cannot import minibert" in wrong.found
-    assert "ipykernel install --sys-prefix --name python3" in wrong.fix
+    assert wrong.fix == (f"delete {tmp_path} (it belongs to another Python), then "
+                         f"{sys.executable} -m ipykernel install --sys-prefix --name python3")
 
 
 def test_a_kernel_that_runs_this_python_passes(monkeypatch, tmp_path):
@@ -101,6 +102,7 @@ def test_no_kernel_named_python3_is_caught(monkeypatch):
     _kernels(monkeypatch, {"other": "/nowhere"})
     check = check_kernel()
     assert not check.ok and check.found == "not registered"
+    assert check.fix == f"{sys.executable} -m ipykernel install --sys-prefix --name python3"
 
 
 def test_only_what_the_lessons_need_sets_the_exit_status():
