@@ -17,7 +17,7 @@ import sys
 import time
 from pathlib import Path
 
-__all__ = ["BUDGET_SECONDS", "TIMINGS", "main", "run_notebook"]
+__all__ = ["BUDGET_SECONDS", "TIMINGS", "coalesce_streams", "main", "run_notebook"]
 
 BUDGET_SECONDS = 150  # what one lesson may take on a 2-core CPU
 TIMINGS = Path(__file__).resolve().parent.parent / "lessons" / "timings.json"
@@ -47,8 +47,31 @@ def run_notebook(path: str | Path, *, timeout: int = 600, kernel: str = "python3
     start = time.perf_counter()
     client.execute()
     seconds = time.perf_counter() - start
+    coalesce_streams(notebook)
     nbformat.write(notebook, path)
     return seconds
+
+
+def coalesce_streams(notebook) -> None:
+    """Merge each code cell's consecutive outputs of one stream (stdout or stderr), in place.
+
+    How a cell's printed text is cut into outputs depends on when the kernel happened to flush
+    it, so two runs of the same cell can save the same text in a different number of pieces.
+    One output per stretch of a stream keeps the saved notebook, and its diffs, the same.
+    """
+    for cell in notebook.cells:
+        if cell.get("cell_type") != "code":
+            continue
+        merged = []
+        for output in cell.get("outputs", []):
+            previous = merged[-1] if merged else None
+            if (output.get("output_type") == "stream" and previous is not None
+                    and previous.get("output_type") == "stream"
+                    and previous.get("name") == output.get("name")):
+                previous["text"] = "".join(previous["text"]) + "".join(output["text"])
+            else:
+                merged.append(output)
+        cell["outputs"] = merged
 
 
 def _update_timings(timings_path: Path, seconds: dict[str, float]) -> None:
