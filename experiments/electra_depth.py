@@ -26,8 +26,8 @@ from __future__ import annotations
 
 import argparse
 import copy
-import math
 import random
+import statistics
 import sys
 import time
 
@@ -36,6 +36,7 @@ import torch
 from minibert import data, toylang
 from minibert.corruption import electra_mask
 from minibert.masking import mask_tokens
+from minibert.measure import accuracy
 from minibert.models.bert import BertForPreTraining, BertModel
 from minibert.models.electra import (
     ElectraForPreTraining,
@@ -44,6 +45,7 @@ from minibert.models.electra import (
     electra_step_flops,
     mlm_step_flops,
 )
+from minibert.pretrained import mean_pool
 from minibert.side_by_side import run_side_by_side
 from minibert.tokenizers import WordTokenizer
 from minibert.train import set_seed, train
@@ -74,9 +76,8 @@ def pack(documents, tokenizer, max_words=LENGTH - 2):
     return [data.encode_single(tokenizer, tokenizer.encode_words(w), LENGTH) for w in sequences]
 
 
-def budget_steps(layers: int, budget: float, mean_words: float, vocab_size: int) -> dict[str, int]:
+def budget_steps(disc, gen, budget: float, mean_words: float) -> dict[str, int]:
     """Steps for each model at `budget` times lesson 06's FLOPs, the generator's cost counted."""
-    disc, gen = configs(layers, vocab_size)
     predicted = round(0.15 * mean_words) * BATCH              # tokens the MLM heads score per batch
     mlm_flops = mlm_step_flops(disc, BATCH, LENGTH, predicted)
     electra_flops = electra_step_flops(disc, gen, BATCH, LENGTH, predicted)
@@ -100,11 +101,11 @@ def run(kind: str, layers: int, lr: float, seed: int, budget: float,
     lang, tokenizer = language()
     train_sequences = pack(lang.documents(3000, (4, 8), seed=1), tokenizer)
     mean_words = sum(len(s) - 2 for s in train_sequences) / len(train_sequences)
-    steps = budget_steps(layers, budget, mean_words, tokenizer.vocab_size)[kind]
+    disc_config, gen_config = configs(layers, tokenizer.vocab_size)
+    steps = budget_steps(disc_config, gen_config, budget, mean_words)[kind]
     if steps < 8:
         raise ValueError(f"budget {budget} gives {kind} {steps} steps; it needs at least 8 "
                          f"(two per snapshot): raise --budget")
-    disc_config, gen_config = configs(layers, tokenizer.vocab_size)
 
     def next_batch_fn():
         # Same seed, same sequences for both kinds; each masks them its own way (lesson 06).
@@ -127,16 +128,8 @@ def run(kind: str, layers: int, lr: float, seed: int, budget: float,
     set_seed(seed)
     if kind == "electra":
         model, encoder = ElectraForPreTraining(disc_config, gen_config), (lambda m: m.electra)
-
-        def loss_fn(m, batch):
-            out = m(**batch)
-            replaced = (out.is_replaced.sum() / batch["attention_mask"].sum()).item()
-            return {"loss": out.loss, "disc": out.disc_loss.item(), "replaced": replaced}
     else:
         model, encoder = BertForPreTraining(disc_config, nsp=False), (lambda m: m.bert)
-
-        def loss_fn(m, batch):
-            return m(**batch).loss
 
     snapshots = []
 
@@ -144,9 +137,9 @@ def run(kind: str, layers: int, lr: float, seed: int, budget: float,
         snapshots.append(copy.deepcopy(encoder(m).state_dict()))
         return 0.0
     started = time.perf_counter()
-    history = train(model, next_batch_fn(), loss_fn, steps=steps, lr=lr, warmup=0.1, seed=seed,
-                    log_every=max(1, steps // 8), eval_fn=snapshot, eval_every=steps // 4,
-                    progress=False)
+    train(model, next_batch_fn(), lambda m, batch: m(**batch).loss, steps=steps, lr=lr,
+          warmup=0.1, seed=seed, log_every=max(1, steps // 8), eval_fn=snapshot,
+          eval_every=steps // 4, progress=False)
     seconds = time.perf_counter() - started
 
     evaluate = Evaluation(lang, tokenizer, disc_config, fine_tune_labels)
@@ -155,10 +148,6 @@ def run(kind: str, layers: int, lr: float, seed: int, budget: float,
               "probe": [evaluate.probe(state) for state in snapshots],
               "fine_tune": [[evaluate.fine_tune(state, s, fine_tune_steps) for s in FINE_TUNE_SEEDS]
                             for state in snapshots]}
-    if kind == "electra":
-        p = history.metrics["replaced"][-1]
-        result["disc_loss"] = history.metrics["disc"][-1]
-        result["say_original"] = -(p * math.log(p) + (1 - p) * math.log(1 - p))
     return result
 
 
@@ -199,16 +188,13 @@ class Evaluation:
               seed=seed, progress=False)
         with torch.no_grad():
             logits = model(self.test["input_ids"], self.test["attention_mask"]).logits  # (N, 2)
-        return (logits.argmax(-1) == self.test["labels"]).float().mean().item()
+        return accuracy(logits, self.test["labels"])
 
     def mean_features(self, encoder, dataset):
         encoder.eval()
         with torch.no_grad():
-            hidden = encoder(dataset["input_ids"],
-                             attention_mask=dataset["attention_mask"]).last_hidden_state
-        # hidden: (N, T, H)
-        real = dataset["attention_mask"].unsqueeze(-1).float()                          # (N, T, 1)
-        return (hidden * real).sum(1) / real.sum(1)                                     # (N, H)
+            out = encoder(dataset["input_ids"], attention_mask=dataset["attention_mask"])
+        return mean_pool(out.last_hidden_state, dataset["attention_mask"])  # (N, T, H) -> (N, H)
 
     def probe(self, state) -> float:
         encoder = self.encoder(state)
@@ -229,14 +215,12 @@ class Evaluation:
             return loss
         optimizer.step(closure)
         with torch.no_grad():
-            predicted = (x_test @ weight + bias).argmax(-1)                       # (N,)
-            return (predicted == self.test["labels"]).float().mean().item()
+            return accuracy(x_test @ weight + bias, self.test["labels"])
 
 
 def final_fine_tuned(result: dict) -> float:
     """The mean of a run's fine-tunes of its last snapshot."""
-    last = result["fine_tune"][-1]
-    return sum(last) / len(last)
+    return statistics.mean(result["fine_tune"][-1])
 
 
 def electra_ahead(results: list[dict]) -> bool:
@@ -253,7 +237,7 @@ def report(results: list[dict]) -> str:
              f"(mean of {len(FINE_TUNE_SEEDS)}) | linear probe"]
     for r in results:
         name = f"{r['kind'].upper()} lr {r['lr']:g} seed {r['seed']}"
-        tuned = " / ".join(f"{sum(f) / len(f):.3f}" for f in r["fine_tune"])
+        tuned = " / ".join(f"{statistics.mean(f):.3f}" for f in r["fine_tune"])
         probed = " / ".join(f"{p:.3f}" for p in r["probe"])
         lines.append(f"{name:<26} {r['steps']:>6} {r['seconds']:>5.0f}s | {tuned} | {probed}")
     return "\n".join(lines)

@@ -35,9 +35,10 @@ def test_the_budget_matches_the_lesson_and_counts_the_generator():
     sequences = electra_depth.pack(lang.documents(3000, (4, 8), seed=1), tokenizer)
     mean_words = sum(len(s) - 2 for s in sequences) / len(sequences)
     # Lesson 06 prints: MLM 480 steps, ELECTRA 432 steps at its budget (2 layers).
-    assert electra_depth.budget_steps(2, 1.0, mean_words, tokenizer.vocab_size) == \
-        {"mlm": 480, "electra": 432}
-    deep = electra_depth.budget_steps(4, 30.0, mean_words, tokenizer.vocab_size)
+    shallow = electra_depth.configs(2, tokenizer.vocab_size)
+    assert electra_depth.budget_steps(*shallow, 1.0, mean_words) == {"mlm": 480, "electra": 432}
+    deep = electra_depth.budget_steps(*electra_depth.configs(4, tokenizer.vocab_size), 30.0,
+                                      mean_words)
     assert deep["mlm"] == 14400 and deep["mlm"] > deep["electra"]
 
 
