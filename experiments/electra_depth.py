@@ -2,24 +2,30 @@
 
 Lesson 06 compares a 2-layer ELECTRA with a 2-layer masked LM given the same pretraining FLOPs,
 and the MLM stays ahead when both are fine-tuned, at every budget up to thirty times the
-lesson's. With 4 layers and thirty times the budget, ELECTRA is ahead (lesson 06, section 10,
-the bullet on depth). That takes about twenty minutes on two cores, so it lives here and not in
-`make test`:
+lesson's. With 4 layers and thirty times the lesson's steps (59 times its FLOPs, since a 4-layer
+step costs about twice a 2-layer one), ELECTRA is ahead. That takes about twenty minutes on two
+cores, so the pretraining lives here and not in `make test`:
 
-    .venv/bin/python -m experiments.electra_depth                        # 4 layers, 30x
+    .venv/bin/python -m experiments.electra_depth                        # 4 layers, 30x steps
     .venv/bin/python -m experiments.electra_depth --layers 2             # the lesson's depth
     .venv/bin/python -m experiments.electra_depth --budget 10 --mlm-lr 3e-3 1e-3
+    .venv/bin/python -m experiments.electra_depth --seeds 0 --save lessons/snapshots
 
 The setup is lesson 06's sections 1 to 6 (the same language, packing, masking, models, FLOP
 count, optimizer and seeds), with `num_layers` set in both `electra_configs` calls, and the
-fine-tune of section 10's longer runs: 300 steps on 1,024 labelled sentences (lr 1e-3, two
+fine-tune of lesson 06's section 10: 300 steps on 1,024 labelled sentences (lr 1e-3, two
 fine-tuning seeds), tested on the probe's 1,024 test sentences. Every pretraining run is a
 separate job; `run_side_by_side` trains two at a time, one per core.
+
+`--budget` counts the MLM's steps in multiples of lesson 06's 480 (at the lesson's 2 layers, its
+FLOP budget); ELECTRA gets as many steps as cost the same FLOPs, the generator's counted.
 
 The command prints the fine-tuned accuracy and the linear probe of every run at 25/50/75/100%
 of the budget, and exits with status 1 unless every ELECTRA run ends above every MLM run
 (fine-tuned, the mean of the two fine-tunes): the paper's direction, asserted as the lessons
-assert theirs.
+assert theirs. With `--save`, every run's encoder snapshots go to a folder (`minibert.snapshots`
+format); the last line above (`make electra-depth-snapshots`) makes the ones lesson 06's
+section 10 loads and fine-tunes.
 """
 
 from __future__ import annotations
@@ -30,29 +36,30 @@ import random
 import statistics
 import sys
 import time
+from pathlib import Path
 
 import torch
 
 from minibert import data, toylang
 from minibert.corruption import electra_mask
+from minibert.finetune import fine_tune, linear_probe
 from minibert.masking import mask_tokens
-from minibert.measure import accuracy
-from minibert.models.bert import BertForPreTraining, BertModel
+from minibert.models.bert import BertForPreTraining
 from minibert.models.electra import (
     ElectraForPreTraining,
-    ElectraForSequenceClassification,
     electra_configs,
     electra_step_flops,
     mlm_step_flops,
 )
-from minibert.pretrained import mean_pool
 from minibert.side_by_side import run_side_by_side
+from minibert.snapshots import save_snapshots, vocabulary_digest
 from minibert.tokenizers import WordTokenizer
 from minibert.train import set_seed, train
 
 LENGTH, BATCH = 32, 32            # lesson 06: sequences of 32 tokens, batches of 32
 LESSON_MLM_STEPS = 480            # lesson 06's budget: the MLM's steps at 1x
 FINE_TUNE_SEEDS = (0, 1)
+FIRST_LOSSES = 16                 # the first training losses a snapshot file records
 
 
 def language():
@@ -77,7 +84,8 @@ def pack(documents, tokenizer, max_words=LENGTH - 2):
 
 
 def budget_steps(disc, gen, budget: float, mean_words: float) -> dict[str, int]:
-    """Steps for each model at `budget` times lesson 06's FLOPs, the generator's cost counted."""
+    """The MLM's steps, `budget` times lesson 06's 480, and ELECTRA's at the same FLOPs (the
+    generator's cost counted)."""
     predicted = round(0.15 * mean_words) * BATCH              # tokens the MLM heads score per batch
     mlm_flops = mlm_step_flops(disc, BATCH, LENGTH, predicted)
     electra_flops = electra_step_flops(disc, gen, BATCH, LENGTH, predicted)
@@ -92,12 +100,10 @@ def configs(layers: int, vocab_size: int):
                            attention_dropout=0.0, num_layers=layers)
 
 
-def run(kind: str, layers: int, lr: float, seed: int, budget: float,
-        fine_tune_steps: int = 300, fine_tune_labels: int = 1024) -> dict:
-    """Pretrain one model ("mlm" or "electra"), then probe and fine-tune its four snapshots."""
+def pretraining(kind: str, layers: int, lr: float, seed: int, budget: float) -> dict:
+    """One run's setup, as lesson 06 builds it: the model, its batches, its steps and its data."""
     if kind not in ("mlm", "electra"):
         raise ValueError(f"kind must be 'mlm' or 'electra', got {kind!r}")
-    torch.use_deterministic_algorithms(True)
     lang, tokenizer = language()
     train_sequences = pack(lang.documents(3000, (4, 8), seed=1), tokenizer)
     mean_words = sum(len(s) - 2 for s in train_sequences) / len(train_sequences)
@@ -130,25 +136,75 @@ def run(kind: str, layers: int, lr: float, seed: int, budget: float,
         model, encoder = ElectraForPreTraining(disc_config, gen_config), (lambda m: m.electra)
     else:
         model, encoder = BertForPreTraining(disc_config, nsp=False), (lambda m: m.bert)
+    return {"model": model, "encoder": encoder, "next_batch": next_batch_fn(), "steps": steps,
+            "lang": lang, "tokenizer": tokenizer, "config": disc_config}
 
-    snapshots = []
+
+def first_losses(kind: str, layers: int, lr: float, seed: int, budget: float,
+                 count: int = FIRST_LOSSES) -> list[float]:
+    """The training loss of a run's first `count` steps, without training the rest.
+
+    They fall inside the warmup, where the learning rate of step k is lr (k + 1) / warmup
+    whatever the length of the run; a `count`-step run whose warmup is all of it, at a peak of
+    lr count / warmup, takes the same steps.
+    """
+    run = pretraining(kind, layers, lr, seed, budget)
+    warmup = round(0.1 * run["steps"])
+    if count > warmup:
+        raise ValueError(f"count must be at most the warmup ({warmup} steps), got {count}")
+    history = train(run["model"], run["next_batch"], lambda m, batch: m(**batch).loss,
+                    steps=count, lr=lr * count / warmup, warmup=count, seed=seed,
+                    progress=False)
+    return history.loss
+
+
+def run(kind: str, layers: int, lr: float, seed: int, budget: float,
+        fine_tune_steps: int = 300, fine_tune_labels: int = 1024, save: str | None = None) -> dict:
+    """Pretrain one model ("mlm" or "electra"), then probe and fine-tune its four snapshots.
+
+    With `save`, a folder, the encoder's snapshots are also written there (see `snapshot_path`).
+    """
+    torch.use_deterministic_algorithms(True)
+    setup = pretraining(kind, layers, lr, seed, budget)
+    model, encoder, steps = setup["model"], setup["encoder"], setup["steps"]
+    snapshots, losses = [], []
 
     def snapshot(m):
         snapshots.append(copy.deepcopy(encoder(m).state_dict()))
         return 0.0
+
+    def loss_fn(m, batch):
+        loss = m(**batch).loss
+        if len(losses) < FIRST_LOSSES:
+            losses.append(loss.item())                  # the record a test replays
+        return loss
     started = time.perf_counter()
-    train(model, next_batch_fn(), lambda m, batch: m(**batch).loss, steps=steps, lr=lr,
-          warmup=0.1, seed=seed, log_every=max(1, steps // 8), eval_fn=snapshot,
-          eval_every=steps // 4, progress=False)
+    train(model, setup["next_batch"], loss_fn, steps=steps, lr=lr, warmup=0.1, seed=seed,
+          log_every=max(1, steps // 8), eval_fn=snapshot, eval_every=steps // 4, progress=False)
     seconds = time.perf_counter() - started
 
-    evaluate = Evaluation(lang, tokenizer, disc_config, fine_tune_labels)
+    evaluate = Evaluation(setup["lang"], setup["tokenizer"], setup["config"], fine_tune_labels)
     result = {"kind": kind, "layers": layers, "lr": lr, "seed": seed, "budget": budget,
               "steps": steps, "seconds": seconds,
               "probe": [evaluate.probe(state) for state in snapshots],
               "fine_tune": [[evaluate.fine_tune(state, s, fine_tune_steps) for s in FINE_TUNE_SEEDS]
                             for state in snapshots]}
+    if save is not None:
+        meta = {key: result[key] for key in ("kind", "layers", "lr", "seed", "budget", "steps")}
+        meta.update(fractions=[0.25, 0.5, 0.75, 1.0], config=setup["config"].to_dict(),
+                    vocabulary=vocabulary_digest(setup["tokenizer"].id_to_token),
+                    first_losses=losses, seconds=round(seconds, 1),
+                    torch=str(torch.__version__), fine_tune_steps=fine_tune_steps,
+                    fine_tune_labels=fine_tune_labels, fine_tune=result["fine_tune"],
+                    probe=result["probe"])
+        save_snapshots(snapshot_path(save, kind, layers, budget, lr, seed), snapshots, meta)
     return result
+
+
+def snapshot_path(folder: str | Path, kind: str, layers: int, budget: float, lr: float,
+                  seed: int) -> Path:
+    """Where `--save folder` puts a run's snapshots: electra_4_layers_30x_lr0.001_seed0.pt."""
+    return Path(folder) / f"{kind}_{layers}_layers_{budget:g}x_lr{lr:g}_seed{seed}.pt"
 
 
 class Evaluation:
@@ -169,53 +225,12 @@ class Evaluation:
         return {"input_ids": ids, "attention_mask": attention_mask,
                 "labels": torch.tensor([label for _, label in examples])}
 
-    def encoder(self, state, seed=0):
-        torch.manual_seed(seed)
-        encoder = BertModel(self.config, add_pooler=False)
-        if state is not None:
-            encoder.load_state_dict(state)
-        return encoder
-
     def fine_tune(self, state, seed: int, steps: int) -> float:
-        set_seed(seed)
-        model = ElectraForSequenceClassification(self.config, 2, self.encoder(state, seed))
-        n, sampler = len(self.fine_tune_train["labels"]), torch.Generator().manual_seed(seed)
-
-        def next_batch(step):
-            rows = torch.randint(n, (32,), generator=sampler)
-            return {k: v[rows] for k, v in self.fine_tune_train.items()}
-        train(model, next_batch, lambda m, b: m(**b).loss, steps=steps, lr=1e-3, warmup=0.1,
-              seed=seed, progress=False)
-        with torch.no_grad():
-            logits = model(self.test["input_ids"], self.test["attention_mask"]).logits  # (N, 2)
-        return accuracy(logits, self.test["labels"])
-
-    def mean_features(self, encoder, dataset):
-        encoder.eval()
-        with torch.no_grad():
-            out = encoder(dataset["input_ids"], attention_mask=dataset["attention_mask"])
-        return mean_pool(out.last_hidden_state, dataset["attention_mask"])  # (N, T, H) -> (N, H)
+        return fine_tune(self.config, state, self.fine_tune_train, self.test, seed=seed,
+                         steps=steps, lr=1e-3)
 
     def probe(self, state) -> float:
-        encoder = self.encoder(state)
-        x_train = self.mean_features(encoder, self.probe_train)
-        x_test = self.mean_features(encoder, self.test)
-        mean, std = x_train.mean(0), x_train.std(0) + 1e-6
-        x_train, x_test = (x_train - mean) / std, (x_test - mean) / std
-        weight = torch.zeros(x_train.shape[1], 2, requires_grad=True)
-        bias = torch.zeros(2, requires_grad=True)
-        optimizer = torch.optim.LBFGS([weight, bias], max_iter=200)
-
-        def closure():
-            optimizer.zero_grad()
-            logits = x_train @ weight + bias                                      # (N, 2)
-            loss = torch.nn.functional.cross_entropy(logits, self.probe_train["labels"])
-            loss = loss + 1e-2 * weight.pow(2).sum()
-            loss.backward()
-            return loss
-        optimizer.step(closure)
-        with torch.no_grad():
-            return accuracy(x_test @ weight + bias, self.test["labels"])
+        return linear_probe(self.config, state, self.probe_train, self.test)
 
 
 def final_fine_tuned(result: dict) -> float:
@@ -247,21 +262,24 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--layers", type=int, default=4, help="encoder depth (lesson 06: 2)")
     parser.add_argument("--budget", type=float, default=30.0,
-                        help="pretraining FLOPs as a multiple of lesson 06's")
+                        help="the MLM's steps as a multiple of lesson 06's 480 (ELECTRA gets "
+                             "the same FLOPs)")
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1], help="pretraining seeds")
     parser.add_argument("--electra-lr", type=float, nargs="+", default=[1e-3])
     parser.add_argument("--mlm-lr", type=float, nargs="+", default=[3e-3])
     parser.add_argument("--fine-tune-steps", type=int, default=300)
     parser.add_argument("--processes", type=int, default=2, help="runs trained at once")
+    parser.add_argument("--save", metavar="FOLDER",
+                        help="also write every run's encoder snapshots to FOLDER")
     args = parser.parse_args(argv)
     if args.layers < 1 or args.budget <= 0 or args.fine_tune_steps < 1:
         parser.error("--layers and --fine-tune-steps must be at least 1 and --budget positive")
 
     jobs = [dict(kind=kind, layers=args.layers, lr=lr, seed=seed, budget=args.budget,
-                 fine_tune_steps=args.fine_tune_steps)
+                 fine_tune_steps=args.fine_tune_steps, save=args.save)
             for kind, rates in (("electra", args.electra_lr), ("mlm", args.mlm_lr))
             for lr in rates for seed in args.seeds]
-    print(f"{len(jobs)} runs, {args.layers} layers, {args.budget:g}x lesson 06's budget, "
+    print(f"{len(jobs)} runs, {args.layers} layers, {args.budget:g}x lesson 06's steps, "
           f"{args.processes} at a time", flush=True)
     # The workers import `run` by its module's name, which is not __main__.
     from experiments import electra_depth

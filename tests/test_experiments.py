@@ -6,8 +6,10 @@ import sys
 from pathlib import Path
 
 import pytest
+import torch
 
 from experiments import electra_depth
+from minibert.snapshots import SNAPSHOTS_DIR, load_snapshots, vocabulary_digest
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -54,7 +56,35 @@ def test_the_command_trains_side_by_side_and_reports_every_run():
                "--budget", "0.04", "--seeds", "0", "--fine-tune-steps", "2"]
     done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert done.returncode in (0, 1), done.stderr
-    assert "2 runs, 1 layers, 0.04x lesson 06's budget, 2 at a time" in done.stdout
+    assert "2 runs, 1 layers, 0.04x lesson 06's steps, 2 at a time" in done.stdout
     assert "ELECTRA lr 0.001 seed 0" in done.stdout and "MLM lr 0.003 seed 0" in done.stdout
     verdict = "ELECTRA ends above every MLM run" if done.returncode == 0 else "does not end above"
     assert verdict in done.stdout
+
+
+LESSON_SNAPSHOTS = [("mlm", 3e-3), ("electra", 1e-3)]
+
+
+@pytest.mark.parametrize("kind, lr", LESSON_SNAPSHOTS)
+def test_the_lesson_snapshots_were_made_by_this_code(kind, lr):
+    # Lesson 06, section 10, fine-tunes these; `make electra-depth-snapshots` makes them.
+    path = electra_depth.snapshot_path(SNAPSHOTS_DIR, kind, 4, 30.0, lr, 0)
+    setup = electra_depth.pretraining(kind, layers=4, lr=lr, seed=0, budget=30.0)
+    meta, snapshots = load_snapshots(
+        path, remake="make electra-depth-snapshots",
+        expect={"kind": kind, "layers": 4, "lr": lr, "seed": 0, "budget": 30.0,
+                "steps": setup["steps"], "config": setup["config"].to_dict(),
+                "vocabulary": vocabulary_digest(setup["tokenizer"].id_to_token)})
+    assert len(snapshots) == 4
+    encoder = setup["encoder"](setup["model"])
+    shapes = {name: tuple(t.shape) for name, t in encoder.state_dict().items()}
+    assert all({name: tuple(t.shape) for name, t in s.items()} == shapes for s in snapshots)
+    # The first steps, trained again here, give the losses recorded while the run was made.
+    deterministic = torch.are_deterministic_algorithms_enabled()
+    torch.use_deterministic_algorithms(True)                    # as the run was
+    try:
+        replayed = electra_depth.first_losses(kind, layers=4, lr=lr, seed=0, budget=30.0)
+    finally:
+        torch.use_deterministic_algorithms(deterministic)
+    assert replayed == pytest.approx(meta["first_losses"], rel=1e-4)
+    assert len(replayed) == electra_depth.FIRST_LOSSES

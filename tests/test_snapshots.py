@@ -1,0 +1,70 @@
+"""minibert.snapshots: saved pretraining snapshots and the record that keeps them honest."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from minibert import finetune
+from minibert.config import BertConfig
+from minibert.snapshots import (
+    FORMAT,
+    SNAPSHOTS_DIR,
+    load_snapshots,
+    save_snapshots,
+    vocabulary_digest,
+)
+
+REMAKE = "make electra-depth-snapshots"
+
+
+def tiny_config(**changes) -> BertConfig:
+    return BertConfig.from_preset("bert-nano", vocab_size=12, max_position=8, num_layers=1,
+                                  **changes)
+
+
+def states(count=2):
+    torch.manual_seed(0)
+    return [finetune.encoder_from(tiny_config(), None, seed=s).state_dict() for s in range(count)]
+
+
+def test_a_saved_file_loads_back_with_its_record(tmp_path):
+    snapshots = states()
+    meta = {"steps": 96, "config": tiny_config().to_dict(), "vocabulary": vocabulary_digest(["a"])}
+    path = save_snapshots(tmp_path / "deep" / "run.pt", snapshots, meta)
+    loaded_meta, loaded = load_snapshots(path, remake=REMAKE, expect={"steps": 96})
+    assert loaded_meta == meta and len(loaded) == 2
+    for saved, back in zip(snapshots, loaded):
+        assert saved.keys() == back.keys()
+        assert all(torch.equal(saved[name], back[name]) for name in saved)
+
+
+def test_a_stale_file_is_refused_with_the_command_that_remakes_it(tmp_path):
+    path = save_snapshots(tmp_path / "run.pt", states(1), {"steps": 96, "vocabulary": "abc"})
+    with pytest.raises(ValueError, match=rf"steps = 96, but this code expects 100.*{REMAKE}"):
+        load_snapshots(path, remake=REMAKE, expect={"steps": 100})
+    with pytest.raises(ValueError, match=rf"does not record 'config'.*{REMAKE}"):
+        load_snapshots(path, remake=REMAKE, expect={"config": {}})
+
+
+def test_a_missing_or_foreign_file_names_the_fix(tmp_path):
+    with pytest.raises(FileNotFoundError, match=rf"missing: run `{REMAKE}`"):
+        load_snapshots(tmp_path / "none.pt", remake=REMAKE)
+    torch.save({"format": FORMAT + 1, "meta": {}, "snapshots": []}, tmp_path / "new.pt")
+    with pytest.raises(ValueError, match=rf"not a snapshot file of format {FORMAT}"):
+        load_snapshots(tmp_path / "new.pt", remake=REMAKE)
+    torch.save(torch.zeros(2), tmp_path / "tensor.pt")
+    with pytest.raises(ValueError, match="found 'Tensor'"):
+        load_snapshots(tmp_path / "tensor.pt", remake=REMAKE)
+    with pytest.raises(ValueError, match="at least one state dict"):
+        save_snapshots(tmp_path / "empty.pt", [], {})
+
+
+def test_the_vocabulary_digest_tells_orders_apart():
+    assert vocabulary_digest(["[PAD]", "a", "b"]) == vocabulary_digest(["[PAD]", "a", "b"])
+    assert vocabulary_digest(["[PAD]", "a", "b"]) != vocabulary_digest(["[PAD]", "b", "a"])
+
+
+def test_the_lesson_snapshots_are_in_the_repository():
+    files = sorted(path.name for path in SNAPSHOTS_DIR.glob("*.pt"))
+    assert files == ["electra_4_layers_30x_lr0.001_seed0.pt", "mlm_4_layers_30x_lr0.003_seed0.pt"]
