@@ -53,8 +53,8 @@ bench: setup
 	$(PY) bench/bench_encoder.py
 	$(PY) bench/bench_tokenizers.py
 
-# Lesson 06's equal-compute comparison with 4 layers at 30x its budget: about 20 minutes on
-# 2 cores, so not part of make test (experiments/electra_depth.py).
+# Lesson 06's equal-compute comparison with 4 layers and 30x its steps (59x its FLOPs): about
+# 20 minutes on 2 cores, so not part of make test (experiments/electra_depth.py).
 electra-depth: setup
 	$(PY) -m experiments.electra_depth
 

@@ -60,6 +60,7 @@ LENGTH, BATCH = 32, 32            # lesson 06: sequences of 32 tokens, batches o
 LESSON_MLM_STEPS = 480            # lesson 06's budget: the MLM's steps at 1x
 FINE_TUNE_SEEDS = (0, 1)
 FIRST_LOSSES = 16                 # the first training losses a snapshot file records
+WARMUP = 0.1                      # the pretraining warmup, a fraction of the steps (lesson 06)
 
 
 def language():
@@ -149,7 +150,7 @@ def first_losses(kind: str, layers: int, lr: float, seed: int, budget: float,
     lr count / warmup, takes the same steps.
     """
     run = pretraining(kind, layers, lr, seed, budget)
-    warmup = round(0.1 * run["steps"])
+    warmup = round(WARMUP * run["steps"])                  # as train() rounds a fraction
     if count > warmup:
         raise ValueError(f"count must be at most the warmup ({warmup} steps), got {count}")
     history = train(run["model"], run["next_batch"], lambda m, batch: m(**batch).loss,
@@ -179,7 +180,7 @@ def run(kind: str, layers: int, lr: float, seed: int, budget: float,
             losses.append(loss.item())                  # the record a test replays
         return loss
     started = time.perf_counter()
-    train(model, setup["next_batch"], loss_fn, steps=steps, lr=lr, warmup=0.1, seed=seed,
+    train(model, setup["next_batch"], loss_fn, steps=steps, lr=lr, warmup=WARMUP, seed=seed,
           log_every=max(1, steps // 8), eval_fn=snapshot, eval_every=steps // 4, progress=False)
     seconds = time.perf_counter() - started
 

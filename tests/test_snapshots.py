@@ -24,7 +24,6 @@ def tiny_config(**changes) -> BertConfig:
 
 
 def states(count=2):
-    torch.manual_seed(0)
     return [finetune.encoder_from(tiny_config(), None, seed=s).state_dict() for s in range(count)]
 
 
