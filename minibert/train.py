@@ -11,11 +11,15 @@ loop trains an MLM, an ELECTRA discriminator or a distilled student.
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import itertools
+import math
 import random
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -97,6 +101,7 @@ class History:
     eval_step: list[int] = field(default_factory=list)
     eval: dict[str, list[float]] = field(default_factory=dict)
     seconds: float = 0.0
+    skipped: int = 0          # steps skipped for a non-finite loss or gradient
 
     def series(self, name: str) -> list[float]:
         """The logged values of `name`: "loss", "lr", a metric, or an eval value (looked up
@@ -217,6 +222,9 @@ def train(
     eval_fn: Callable[[nn.Module], float | Mapping[str, float]] | None = None,
     eval_every: int | None = None,
     optimizer: torch.optim.Optimizer | None = None,
+    nonfinite: str = "raise",
+    checkpoint: str | Path | None = None,
+    checkpoint_every: int | None = None,
 ) -> History:
     """Train `model` for `steps` optimizer steps and return its `History`.
 
@@ -231,12 +239,28 @@ def train(
     weight_decay: AdamW decay on matrices only; biases and LayerNorm weights get none.
     grad_clip:    clip the global gradient norm to this (None: no clipping). The norm before
                   clipping is logged as the metric "grad_norm".
-    seed:         seeds everything (see `set_seed`) before the first batch; None leaves the
-                  random state alone.
+    seed:         seeds Python's, NumPy's and torch's global generators (see `set_seed`)
+                  before the first batch, so a run repeats whatever ran before it; None leaves
+                  the random state alone.
     eval_fn:      eval_fn(model) -> value or dict of values, run without gradients in eval
                   mode every `eval_every` steps and after the last step.
     optimizer:    use this optimizer instead of a new AdamW; each param group's current lr is
                   taken as its peak, and lr, weight_decay, betas and eps are ignored.
+    nonfinite:    what a step whose loss or gradient is NaN or infinite does: "raise" (stop
+                  with an error naming the step, the model left as it was before that step) or
+                  "skip" (no update; the skipped steps are counted in `history.skipped`).
+    checkpoint:   a file to resume from: every `checkpoint_every` steps the model, the
+                  optimizer, the step and the history are saved there (atomically), and a run
+                  started with the same file continues from the last save. Resuming repeats the
+                  run exactly when each batch depends on its index alone (a function i ->
+                  batch that seeds its own generator from i), as the zoo's do.
+
+    Data parallel: started by torchrun (`torch.distributed` initialised, N > 1 processes), the
+    model is wrapped in `DistributedDataParallel` and each process takes `accumulation / N` of
+    every step's micro-batches (process r the r-th share); the gradients are averaged across
+    processes, so N processes compute the same steps as one process would, to rounding.
+    `accumulation` must then be a multiple of N. Only process 0 shows a progress bar and
+    writes the checkpoint.
 
     The model is in train mode during training and left in eval mode afterwards.
     """
@@ -245,15 +269,29 @@ def train(
     for name, value in (("steps", steps), ("accumulation", accumulation), ("log_every", log_every)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ValueError(f"{name} must be a positive int, got {value!r}")
-    if eval_every is not None and (not isinstance(eval_every, int) or eval_every < 1):
-        raise ValueError(f"eval_every must be a positive int or None, got {eval_every!r}")
-    if grad_clip is not None and grad_clip <= 0:
-        raise ValueError(f"grad_clip must be positive or None (no clipping), got {grad_clip}")
+    for name, value in (("eval_every", eval_every), ("checkpoint_every", checkpoint_every)):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)
+                                  or value < 1):
+            raise ValueError(f"{name} must be a positive int or None, got {value!r}")
+    if grad_clip is not None and not (math.isfinite(grad_clip) and grad_clip > 0):
+        raise ValueError(f"grad_clip must be a positive finite number or None (no clipping), "
+                         f"got {grad_clip}")
+    if nonfinite not in ("raise", "skip"):
+        raise ValueError(f"nonfinite must be 'raise' or 'skip', got {nonfinite!r}")
+    if checkpoint_every is not None and checkpoint is None:
+        raise ValueError("checkpoint_every needs checkpoint=<file> to save to")
     warmup_steps = _warmup_steps(warmup, steps)
+    rank, world = _data_parallel()
+    if accumulation % world:
+        raise ValueError(f"accumulation={accumulation} cannot be shared by {world} processes: "
+                         f"make it a multiple of {world}")
+    local = accumulation // world                # micro-batches of each step this process takes
 
     if optimizer is None:
-        if lr <= 0:
-            raise ValueError(f"lr must be positive, got {lr}")
+        if not (math.isfinite(lr) and lr > 0):
+            raise ValueError(f"lr must be a positive finite number, got {lr}")
+        if not (math.isfinite(weight_decay) and weight_decay >= 0):
+            raise ValueError(f"weight_decay must be a finite number >= 0, got {weight_decay}")
         groups = parameter_groups(model, weight_decay)
         if not any(group["params"] for group in groups):
             raise ValueError("model has no trainable parameters (all have requires_grad=False)")
@@ -265,37 +303,67 @@ def train(
         set_seed(seed)
     next_batch = _batch_source(batches)
     history = History()
+    first_step = 0
+    if checkpoint is not None and Path(checkpoint).is_file():
+        first_step = _resume(checkpoint, model, optimizer, history, steps=steps,
+                             accumulation=accumulation)
+    trained = model
+    if world > 1:
+        from torch.nn.parallel import DistributedDataParallel
+        trained = DistributedDataParallel(model)
     pending: dict[str, list[float]] = {}  # values since the last log entry, averaged when logged
-    start = time.perf_counter()
-    bar = tqdm(total=steps, desc=desc, disable=not progress, mininterval=0.5, dynamic_ncols=True)
+    start = time.perf_counter() - history.seconds
+    bar = tqdm(total=steps, initial=first_step, desc=desc, disable=not progress or rank > 0,
+               mininterval=0.5, dynamic_ncols=True)
     model.train()
     try:
-        for step in range(steps):
+        for step in range(first_step, steps):
             # --- the learning rate of this step, for every param group
             scale = lr_schedule(step, steps, warmup_steps, 1.0)
             for group, peak in zip(optimizer.param_groups, peaks):
                 group["lr"] = peak * scale
 
-            # --- accumulate the gradient of `accumulation` micro-batches
+            # --- accumulate the gradient of this process's share of the micro-batches
             optimizer.zero_grad(set_to_none=True)
-            step_loss, step_metrics = 0.0, {}
-            for micro in range(accumulation):
-                loss, metrics = _split_loss(loss_fn(model, next_batch(step * accumulation + micro)))
-                (loss / accumulation).backward()
-                step_loss += loss.item() / accumulation
-                for name, value in metrics.items():
-                    step_metrics[name] = step_metrics.get(name, 0.0) + value / accumulation
+            step_loss, step_metrics, finite = 0.0, {}, True
+            for micro in range(local):
+                index = step * accumulation + rank * local + micro
+                last = micro == local - 1
+                with contextlib.nullcontext() if world == 1 or last else trained.no_sync():
+                    loss, metrics = _split_loss(loss_fn(trained, next_batch(index)))
+                    value = loss.item()
+                    finite = finite and math.isfinite(value)
+                    (loss / local).backward()
+                step_loss += value / local
+                for name, metric in metrics.items():
+                    step_metrics[name] = step_metrics.get(name, 0.0) + metric / local
+            if world > 1:
+                step_loss, step_metrics = _mean_over_processes(step_loss, step_metrics, world)
+                finite = math.isfinite(step_loss)
 
-            # --- clip and step
+            # --- clip and step, unless the loss or the gradient is not finite
             max_norm = grad_clip if grad_clip is not None else float("inf")
             grad_norm = torch.nn.utils.clip_grad_norm_(params, max_norm)
-            optimizer.step()
+            if not (finite and math.isfinite(float(grad_norm))):
+                what = "loss" if not finite else "gradient norm"
+                shown = step_loss if not finite else float(grad_norm)
+                if nonfinite == "raise":
+                    optimizer.zero_grad(set_to_none=True)
+                    raise FloatingPointError(
+                        f"step {step + 1} of {steps} (micro-batches {step * accumulation} to "
+                        f"{(step + 1) * accumulation - 1}): the {what} is {shown}. The model is "
+                        "as it was before this step. Look for NaN or infinite values in that "
+                        "batch, or lower lr / set grad_clip; nonfinite='skip' skips such steps.")
+                optimizer.zero_grad(set_to_none=True)
+                history.skipped += 1
+            else:
+                optimizer.step()
 
             # --- log
             pending.setdefault("loss", []).append(step_loss)
             pending.setdefault("grad_norm", []).append(float(grad_norm))
-            for name, value in step_metrics.items():
-                pending.setdefault(name, []).append(value)
+            for name, metric in step_metrics.items():
+                pending.setdefault(name, []).append(metric)
             done = step + 1
             if done % log_every == 0 or done == steps:
                 history.step.append(done)
@@ -315,11 +383,79 @@ def train(
                 done == steps or (eval_every is not None and done % eval_every == 0)
             ):
                 _evaluate(model, eval_fn, done, history)
+            if checkpoint_every is not None and done % checkpoint_every == 0 and done < steps:
+                history.seconds = time.perf_counter() - start
+                if rank == 0:
+                    _save_checkpoint(checkpoint, model, optimizer, history, done, steps=steps,
+                                     accumulation=accumulation)
     finally:
         bar.close()
         model.eval()
         history.seconds = time.perf_counter() - start
     return history
+
+
+def _data_parallel() -> tuple[int, int]:
+    """(rank, world size) of this process: (0, 1) unless torch.distributed is running."""
+    import torch.distributed as dist
+
+    if dist.is_available() and dist.is_initialized():
+        return dist.get_rank(), dist.get_world_size()
+    return 0, 1
+
+
+def _mean_over_processes(loss: float, metrics: dict[str, float], world: int
+                         ) -> tuple[float, dict[str, float]]:
+    """The mean over all processes of this step's loss and metrics (one all-reduce)."""
+    import torch.distributed as dist
+
+    names = sorted(metrics)
+    values = torch.tensor([loss, *(metrics[name] for name in names)], dtype=torch.float64)
+    dist.all_reduce(values)
+    values /= world
+    return values[0].item(), {name: values[i + 1].item() for i, name in enumerate(names)}
+
+
+CHECKPOINT_FORMAT = 1
+
+
+def _save_checkpoint(path: str | Path, model: nn.Module, optimizer: torch.optim.Optimizer,
+                     history: History, done: int, *, steps: int, accumulation: int) -> None:
+    from .atomic import atomic_path
+
+    state = {"format": CHECKPOINT_FORMAT, "done": done, "steps": steps,
+             "accumulation": accumulation, "model": model.state_dict(),
+             "optimizer": optimizer.state_dict(), "history": dataclasses.asdict(history),
+             "torch_rng": torch.get_rng_state(), "python_rng": random.getstate(),
+             "numpy_rng": np.random.get_state()}
+    with atomic_path(path) as temporary:
+        torch.save(state, temporary)
+
+
+def _resume(path: str | Path, model: nn.Module, optimizer: torch.optim.Optimizer,
+            history: History, *, steps: int, accumulation: int) -> int:
+    """Load a checkpoint written by `_save_checkpoint` into the run; return the steps done."""
+    try:
+        state = torch.load(path, weights_only=False)
+    except Exception as error:
+        raise ValueError(f"cannot resume from {path}: it is not a training checkpoint "
+                         f"({type(error).__name__}: {error}); delete it to start again") from None
+    if not isinstance(state, dict) or state.get("format") != CHECKPOINT_FORMAT:
+        raise ValueError(f"cannot resume from {path}: not a checkpoint of format "
+                         f"{CHECKPOINT_FORMAT}; delete it to start again")
+    for name, wanted in (("steps", steps), ("accumulation", accumulation)):
+        if state[name] != wanted:
+            raise ValueError(f"cannot resume from {path}: it was saved by a run with {name}="
+                             f"{state[name]}, this run has {name}={wanted}; delete it to "
+                             "start again, or run with the same settings")
+    model.load_state_dict(state["model"])
+    optimizer.load_state_dict(state["optimizer"])
+    for name, value in state["history"].items():
+        setattr(history, name, value)
+    torch.set_rng_state(state["torch_rng"])
+    random.setstate(state["python_rng"])
+    np.random.set_state(state["numpy_rng"])
+    return state["done"]
 
 
 def _evaluate(model: nn.Module, eval_fn: Callable, step: int, history: History) -> None:

@@ -169,3 +169,90 @@ def test_bad_input_is_explained():
     with pytest.raises(ValueError, match="fraction"):
         train(model, [regression_data()], mse, steps=5, warmup=1.5, progress=False)
 
+
+
+def indexed_batches(x, y, size=4):
+    """Batch i depends on i alone, so a resumed run sees the same batches."""
+    def next_batch(i):
+        rows = torch.randint(len(y), (size,), generator=torch.Generator().manual_seed(i))
+        return x[rows], y[rows]
+    return next_batch
+
+
+def test_a_nan_batch_stops_the_run_and_leaves_the_model_as_it_was():
+    x, y = regression_data()
+    model = small_mlp()
+    bad = x.clone()
+    bad[0, 0] = float("nan")
+    batches = [(x, y), (x, y), (bad, y)]
+    with pytest.raises(FloatingPointError, match="step 3 of 5.*loss is nan.*before this step"):
+        before = {}
+
+        def remember(m, batch):
+            if batch[0] is bad:
+                before.update({k: v.clone() for k, v in m.state_dict().items()})
+            return mse(m, batch)
+        train(model, batches, remember, steps=5, progress=False)
+    after = model.state_dict()
+    assert all(torch.equal(before[k], after[k]) for k in before)
+    assert all(torch.isfinite(v).all() for v in after.values())
+
+
+def test_nonfinite_steps_can_be_skipped_and_counted():
+    x, y = regression_data()
+    bad = x.clone()
+    bad[0, 0] = float("inf")
+    model = small_mlp()
+    history = train(model, [(x, y), (bad, y)], mse, steps=6, progress=False, nonfinite="skip")
+    assert history.skipped == 3
+    assert all(torch.isfinite(p).all() for p in model.parameters())
+
+
+@pytest.mark.parametrize("setting, message", [
+    (dict(lr=float("inf")), "lr must be a positive finite"),
+    (dict(lr=float("nan")), "lr must be a positive finite"),
+    (dict(grad_clip=float("nan")), "grad_clip must be a positive finite"),
+    (dict(weight_decay=-1.0), "weight_decay must be a finite number >= 0"),
+    (dict(nonfinite="ignore"), "nonfinite must be 'raise' or 'skip'"),
+    (dict(checkpoint_every=2), "checkpoint_every needs checkpoint"),
+])
+def test_bad_settings_are_refused_before_any_step(setting, message):
+    x, y = regression_data()
+    model = small_mlp()
+    state = {k: v.clone() for k, v in model.state_dict().items()}
+    with pytest.raises(ValueError, match=message):
+        train(model, [(x, y)], mse, steps=2, progress=False, **setting)
+    assert all(torch.equal(state[k], v) for k, v in model.state_dict().items())
+
+
+def test_a_resumed_run_repeats_the_uninterrupted_one(tmp_path):
+    x, y = regression_data()
+    whole = small_mlp()
+    reference = train(whole, indexed_batches(x, y), mse, steps=12, progress=False)
+
+    checkpoint = tmp_path / "run.ckpt"
+    interrupted = small_mlp()
+    calls = []
+
+    def stop_at_step_7(m, batch):
+        calls.append(1)
+        if len(calls) == 8:
+            raise KeyboardInterrupt                     # killed during step 8
+        return mse(m, batch)
+    with pytest.raises(KeyboardInterrupt):
+        train(interrupted, indexed_batches(x, y), stop_at_step_7, steps=12, progress=False,
+              checkpoint=checkpoint, checkpoint_every=5)
+    resumed = small_mlp(seed=3)                          # other weights: the checkpoint wins
+    history = train(resumed, indexed_batches(x, y), mse, steps=12, progress=False,
+                    checkpoint=checkpoint, checkpoint_every=5)
+    assert history.loss == pytest.approx(reference.loss, rel=1e-6)
+    assert history.step == reference.step
+    for a, b in zip(whole.parameters(), resumed.parameters()):
+        assert torch.allclose(a, b, atol=1e-7)
+    with pytest.raises(ValueError, match="steps=12, this run has steps=20"):
+        train(small_mlp(), indexed_batches(x, y), mse, steps=20, progress=False,
+              checkpoint=checkpoint)
+    checkpoint.write_text("not a checkpoint")
+    with pytest.raises(ValueError, match="not a training checkpoint.*delete it"):
+        train(small_mlp(), indexed_batches(x, y), mse, steps=12, progress=False,
+              checkpoint=checkpoint)
