@@ -198,6 +198,7 @@ def run(kind: str, layers: int, lr: float, seed: int, budget: float,
                     torch=str(torch.__version__), fine_tune_steps=fine_tune_steps,
                     fine_tune_labels=fine_tune_labels, fine_tune=result["fine_tune"],
                     probe=result["probe"])
+        meta["remake"] = "make electra-depth-snapshots"
         save_snapshots(snapshot_path(save, kind, layers, budget, lr, seed), snapshots, meta)
     return result
 

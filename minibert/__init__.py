@@ -12,11 +12,11 @@ import importlib
 __version__ = "0.1.0"
 
 _SUBMODULES = {
-    "atomic", "attention", "augment", "check", "compare", "config", "corruption", "data", "disentangled",
-    "distill", "distributed", "encoder", "environment", "finetune", "formats", "heads", "interop",
-    "masking", "measure", "models", "notebooks", "plots", "pretrained", "sentence_pairs",
-    "side_by_side", "snapshots", "spelling", "structure", "tokenizers", "toylang", "train",
-    "widgets",
+    "atomic", "attention", "augment", "check", "compare", "config", "corruption", "course",
+    "data", "disentangled", "distill", "distributed", "encoder", "environment", "finetune",
+    "formats", "heads", "interop", "masking", "measure", "models", "notebooks", "plots",
+    "pretrained", "sentence_pairs", "side_by_side", "snapshots", "spelling", "structure",
+    "tokenizers", "toylang", "train", "widgets",
 }
 _SHORTCUTS = {
     "BertConfig": ("config", "BertConfig"),
