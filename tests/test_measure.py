@@ -92,3 +92,20 @@ def test_masked_token_accuracy_scores_only_masked_positions():
     assert masked_token_accuracy(logits, torch.tensor([[1, -100, 3, -100]])) == 1.0
     with pytest.raises(ValueError, match="bool"):
         masked_token_accuracy(logits, labels, masked.long())
+
+
+def test_latency_side_by_side_times_each_function_in_interleaved_rounds():
+    import time as clock
+
+    from minibert.measure import latency_side_by_side
+    calls = []
+    functions = {"fast": lambda: calls.append("fast"),
+                 "slow": lambda: (calls.append("slow"), clock.sleep(0.002))}
+    medians = latency_side_by_side(functions, rounds=6, warmup=1)
+    assert calls.count("fast") == calls.count("slow") == 7
+    assert calls[:4] == ["fast", "slow", "slow", "fast"]          # the order rotates
+    for name in functions:
+        assert len(medians[name]) == 2
+    assert min(medians["slow"]) > max(medians["fast"])
+    with pytest.raises(ValueError, match="rounds >= 2"):
+        latency_side_by_side(functions, rounds=1)

@@ -1,0 +1,100 @@
+"""What the lessons measured, kept as small records, and the tables rendered from them.
+
+An executed lesson saves its measured numbers with `save_results("13_comparison", {...})` to
+`lessons/results/13_comparison.json`. The README's tables are rendered from those records, never
+typed by hand:
+
+    python -m minibert.course.results           # rewrite the README's generated tables
+    python -m minibert.course.results --check   # exit 1 if the README and the records disagree
+
+A generated table sits between `<!-- generated: NAME -->` and `<!-- end: NAME -->` lines.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from pathlib import Path
+
+from ..atomic import write_text_atomically
+from . import paths
+
+__all__ = ["RESULTS", "glance_table", "load_results", "render_readme", "save_results"]
+
+RESULTS = paths.LESSONS / "results"
+README = paths.ROOT / "README.md"
+
+
+def save_results(lesson: str, results: dict, folder: Path | None = None) -> Path:
+    """Write `results` (plain JSON values) as lesson `lesson`'s record, atomically."""
+    text = json.dumps(results, indent=1, sort_keys=True, allow_nan=False) + "\n"
+    return write_text_atomically((folder or RESULTS) / f"{lesson}.json", text)
+
+
+def load_results(lesson: str, folder: Path | None = None) -> dict:
+    path = (folder or RESULTS) / f"{lesson}.json"
+    if not path.is_file():
+        raise FileNotFoundError(f"{path} is missing: execute lessons/{lesson}.ipynb "
+                                f"(make lessons LESSONS=lessons/{lesson}.ipynb) to write it")
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as error:
+        raise ValueError(f"{path} is not valid JSON ({error}): execute lessons/{lesson}.ipynb "
+                         "again to rewrite it") from None
+
+
+def glance_table(results: dict) -> str:
+    """The course at a glance: lesson 13's leaderboard as a Markdown table."""
+    tasks = results["tasks"]
+    lines = ["| model | " + " | ".join(tasks) + " | mean | pretraining FLOPs | its paper's "
+             "headline here |",
+             "|---" * (len(tasks) + 4) + "|"]
+    for model, row in results["models"].items():
+        flops = "none" if model == "scratch" else f"{row['flops_x_bert']:.2f}x BERT"
+        verdict = results["verdicts"].get(model)
+        said = ("holds" if verdict["holds"] else "not at this budget") if verdict else ""
+        lines.append(f"| {model} | " + " | ".join(f"{row['accuracy'][t]:.3f}" for t in tasks)
+                     + f" | {row['mean']:.3f} | {flops} | {said} |")
+    return "\n".join(lines)
+
+
+TABLES = {"glance": lambda: glance_table(load_results("13_comparison"))}
+_BLOCK = re.compile(r"(<!-- generated: (?P<name>[\w-]+) -->\n)(?P<body>.*?)"
+                    r"(\n<!-- end: (?P=name) -->)", re.S)
+
+
+def render_readme(text: str) -> str:
+    """`text` with every generated block replaced by its table rendered from the records."""
+    def replace(match: re.Match) -> str:
+        name = match["name"]
+        if name not in TABLES:
+            raise KeyError(f"the README names a generated table {name!r}; known: "
+                           f"{', '.join(TABLES)}")
+        return match.group(1) + TABLES[name]() + match.group(4)
+    return _BLOCK.sub(replace, text)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true",
+                        help="exit 1 if the README's generated tables are stale")
+    args = parser.parse_args(argv)
+    text = README.read_text(encoding="utf-8")
+    rendered = render_readme(text)
+    if args.check:
+        if rendered != text:
+            print("README.md's generated tables differ from lessons/results/: run "
+                  "`python -m minibert.course.results` to render them")
+            return 1
+        print("README.md's generated tables match lessons/results/")
+        return 0
+    if rendered != text:
+        write_text_atomically(README, rendered)
+    print("README.md's generated tables rendered from lessons/results/")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
