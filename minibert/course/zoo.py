@@ -241,11 +241,9 @@ class Distillation(nn.Module):
     trainable weights (the teacher's have requires_grad=False).
     """
 
-    def __init__(self, student: nn.Module, teacher: nn.Module, kind: str,
-                 fit_dense: nn.Module | None = None):
+    def __init__(self, student: nn.Module, teacher: nn.Module, kind: str):
         super().__init__()
         self.student, self.teacher, self.kind = student, teacher, kind
-        self.fit_dense = fit_dense
         self.teacher.eval().requires_grad_(False)
 
     def train(self, mode: bool = True):
@@ -268,7 +266,7 @@ class Distillation(nn.Module):
         student = LayerOutputs(None, out.hidden_states, out.scores)
         teacher = LayerOutputs(None, t.bert.hidden_states, t.bert.scores)
         mapping = layer_mapping(len(out.hidden_states) - 1, len(t.bert.hidden_states) - 1)
-        return intermediate_loss(student, teacher, mapping, self.fit_dense)
+        return intermediate_loss(student, teacher, mapping, self.student.fit_dense)
 
 
 @dataclass(frozen=True)
@@ -300,9 +298,28 @@ def _tiny_student_config(s: Setup) -> BertConfig:
     return s.config.replace(hidden_size=32, num_layers=1, intermediate_size=128)
 
 
-def _tiny_student(s: Setup) -> nn.Module:
-    from ..models import BertModel
-    return BertModel(_tiny_student_config(s), add_pooler=False)
+class GeneralStudent(nn.Module):
+    """TinyBERT's student as general distillation leaves it: the encoder and the projection
+    W_h (d_S -> d_T) its hidden-state loss is measured through.
+
+    The file keeps both, so the recorded loss can be measured again from the file, and the
+    task-specific stage of TinyBERT can reuse W_h.
+    """
+
+    def __init__(self, config: BertConfig, teacher_hidden_size: int):
+        super().__init__()
+        from ..encoder import init_weights
+        from ..models import BertModel
+        self.bert = BertModel(config, add_pooler=False)
+        self.fit_dense = nn.Linear(config.hidden_size, teacher_hidden_size)
+        self.fit_dense.apply(lambda m: init_weights(m, config.initializer_range))
+
+    def forward(self, input_ids, attention_mask=None, **options):
+        return self.bert(input_ids, attention_mask=attention_mask, **options)
+
+
+def _tiny_student(s: Setup) -> GeneralStudent:
+    return GeneralStudent(_tiny_student_config(s), s.config.hidden_size)
 
 
 def _distillation(s: Setup, kind: str, teacher: nn.Module) -> Distillation:
@@ -310,12 +327,7 @@ def _distillation(s: Setup, kind: str, teacher: nn.Module) -> Distillation:
         student = _distil_student(s)
         init_from_teacher(student, teacher)            # every other layer of the teacher
         return Distillation(student, teacher, kind)
-    from ..encoder import init_weights
-    config = _tiny_student_config(s)
-    student = _tiny_student(s)
-    fit_dense = nn.Linear(config.hidden_size, s.config.hidden_size)
-    fit_dense.apply(lambda m: init_weights(m, config.initializer_range))
-    return Distillation(student, teacher, kind, fit_dense)
+    return Distillation(_tiny_student(s), teacher, kind)    # its fit_dense: W_h
 
 
 MEMBERS: dict[str, Member] = {m.name: m for m in (
@@ -352,7 +364,7 @@ MEMBERS: dict[str, Member] = {m.name: m for m in (
            teacher=TEACHER, student=_distil_student),
     Member("TinyBERT", lambda s: build("TinyBERT", s),
            lambda s, seed: sentence_batches(s, "TinyBERT", seed),
-           lambda m: m, "1 layer, H = 32, general distillation", teacher=TEACHER,
+           lambda m: m.bert, "1 layer, H = 32, general distillation", teacher=TEACHER,
            student=_tiny_student),
 )}
 
