@@ -29,6 +29,7 @@ setup: .venv/.done
 
 lessons: setup
 	$(PY) -m minibert.notebooks $(LESSONS)
+	$(PY) -m minibert.course.results   # the README's tables, from lessons/results/
 
 test: setup lint unit nb
 

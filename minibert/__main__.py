@@ -19,7 +19,7 @@ COURSE = [
     ("10_fastbert", "FastBERT", "self-distillation and early exit by entropy"),
     ("11_structbert", "StructBERT", "word and sentence structural objectives"),
     ("12_soft_masked_bert", "Soft-Masked BERT", "detection + soft masking + correction"),
-    ("13_comparison", "All of them", "one recipe, two tasks, every model side by side"),
+    ("13_comparison", "All of them", "the checkpoint zoo: one recipe, four tasks, every model"),
 ]
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -29,7 +29,7 @@ README = paths.ROOT / "README.md"
 
 def save_results(lesson: str, results: dict, folder: Path | None = None) -> Path:
     """Write `results` (plain JSON values) as lesson `lesson`'s record, atomically."""
-    text = json.dumps(results, indent=1, sort_keys=True, allow_nan=False) + "\n"
+    text = json.dumps(results, indent=1, allow_nan=False) + "\n"     # in the lesson's order
     return write_text_atomically((folder or RESULTS) / f"{lesson}.json", text)
 
 
@@ -46,23 +46,37 @@ def load_results(lesson: str, folder: Path | None = None) -> dict:
 
 
 def glance_table(results: dict) -> str:
-    """The course at a glance: lesson 13's leaderboard as a Markdown table."""
+    """The course at a glance: lesson 13's leaderboard as a Markdown table.
+
+    One row per zoo member and the scratch encoder (accuracy at the record's label count, mean
+    of its seeds), then the students trained in the lesson on one task alone; parameters and
+    speed (BERT's latency over the model's, batch 1 / batch 32) where the lesson measured them.
+    """
     tasks = results["tasks"]
-    lines = ["| model | " + " | ".join(tasks) + " | mean | pretraining FLOPs | its paper's "
-             "headline here |",
-             "|---" * (len(tasks) + 4) + "|"]
-    for model, row in results["models"].items():
-        flops = "none" if model == "scratch" else f"{row['flops_x_bert']:.2f}x BERT"
+    speed, size = results.get("speed", {}), results.get("parameters", {})
+    lines = ["| model | parameters | speed, batch 1 / 32 | pretraining FLOPs | "
+             + " | ".join(tasks) + " | mean | its paper's headline here |",
+             "|---" * (len(tasks) + 6) + "|"]
+
+    def cells(model, flops, accuracy, mean):
         verdict = results["verdicts"].get(model)
         said = ("holds" if verdict["holds"] else "not at this budget") if verdict else ""
-        lines.append(f"| {model} | " + " | ".join(f"{row['accuracy'][t]:.3f}" for t in tasks)
-                     + f" | {row['mean']:.3f} | {flops} | {said} |")
+        fast = " / ".join(f"{s:.2f}" for s in speed[model]) if model in speed else ""
+        params = f"{size[model]:,}" if model in size else ""
+        scores = " | ".join(f"{accuracy[t]:.3f}" if t in accuracy else "" for t in tasks)
+        return f"| {model} | {params} | {fast} | {flops} | {scores} | {mean} | {said} |"
+
+    for model, row in results["models"].items():
+        flops = "none" if model == "scratch" else f"{row['flops_x_bert']:.2f}x BERT"
+        lines.append(cells(model, flops, row["accuracy"], f"{row['mean']:.3f}"))
+    for model, accuracy in results.get("students", {}).items():
+        lines.append(cells(model, "+ its teacher", accuracy, ""))
     return "\n".join(lines)
 
 
 TABLES = {"glance": lambda: glance_table(load_results("13_comparison"))}
 _BLOCK = re.compile(r"(<!-- generated: (?P<name>[\w-]+) -->\n)(?P<body>.*?)"
-                    r"(\n<!-- end: (?P=name) -->)", re.S)
+                    r"(<!-- end: (?P=name) -->)", re.S)          # an empty block too
 
 
 def render_readme(text: str) -> str:
@@ -72,7 +86,7 @@ def render_readme(text: str) -> str:
         if name not in TABLES:
             raise KeyError(f"the README names a generated table {name!r}; known: "
                            f"{', '.join(TABLES)}")
-        return match.group(1) + TABLES[name]() + match.group(4)
+        return match.group(1) + TABLES[name]() + "\n" + match.group(4)
     return _BLOCK.sub(replace, text)
 
 
