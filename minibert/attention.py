@@ -19,6 +19,55 @@ from torch import nn
 from .config import BertConfig
 
 
+def check_attention_mask(
+    attention_mask: torch.Tensor | None, input_shape: tuple[int, int], *,
+    allow_empty_rows: bool = False, name: str = "attention_mask",
+) -> None:
+    """Refuse a mask the models would misread, with the fix.
+
+    A mask is (B, T) like input_ids, 1/True for real tokens and 0/False for padding. Three
+    habits from elsewhere would otherwise pass silently: a Hugging Face-style additive mask
+    (0 for tokens, -10000 for padding) would be read as booleans and inverted; a (1, T) mask
+    would be broadcast over the batch; token_type_ids passed where the mask goes (all zeros
+    for one-segment inputs) would mask every token and make attention uniform over padding.
+    """
+    if attention_mask is None:
+        return
+    if not isinstance(attention_mask, torch.Tensor):
+        raise TypeError(f"{name} must be a tensor of shape (batch, length) = "
+                        f"{tuple(input_shape)}; wrap a list with torch.tensor([...])")
+    if tuple(attention_mask.shape) != tuple(input_shape):
+        raise ValueError(
+            f"{name} has shape {tuple(attention_mask.shape)}, but input_ids has shape "
+            f"{tuple(input_shape)}: pass one row per sequence, 1 for real tokens and 0 for "
+            f"padding (a (B, T, T) or 1-d mask is not supported; expand a (1, T) mask with "
+            f"mask.expand(B, -1))"
+        )
+    if attention_mask.dtype.is_complex:
+        raise TypeError(f"{name} must hold 0/1 or False/True, got dtype {attention_mask.dtype}")
+    if attention_mask.dtype != torch.bool and attention_mask.numel():
+        values = attention_mask.detach()
+        if bool(((values != 0) & (values != 1)).any()):
+            if bool((values <= 0).all()):
+                raise ValueError(
+                    f"{name} looks like an additive mask (0 for tokens, negative for "
+                    f"padding), which this library would read inverted: pass "
+                    f"({name} == 0).long(), 1 for real tokens and 0 for padding"
+                )
+            raise ValueError(
+                f"{name} must hold only 0 and 1 (or False and True): 1 for real tokens, 0 for "
+                f"padding; found values such as {sorted(set(values.flatten().tolist()))[:5]}"
+            )
+    if not allow_empty_rows and attention_mask.numel():
+        empty = (~attention_mask.to(torch.bool).any(dim=-1)).nonzero().flatten()
+        if len(empty):
+            raise ValueError(
+                f"{name} rows {empty.tolist()[:5]} are all zeros, so those sequences have no "
+                f"token to attend to. 1 marks a real token and 0 padding; if these are "
+                f"token_type_ids, pass them by keyword (token_type_ids=...)"
+            )
+
+
 def attention_bias(
     attention_mask: torch.Tensor | None,
     query_length: int,

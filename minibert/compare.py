@@ -43,7 +43,7 @@ class EncoderClassifier(nn.Module):
         for head in (self.pooler, self.classifier):
             head.apply(lambda m: init_weights(m, config.initializer_range))
 
-    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None = None,
+    def forward(self, input_ids: torch.Tensor, *, attention_mask: torch.Tensor | None = None,
                 labels: torch.Tensor | None = None) -> ClassifierOutput:
         hidden = self.encoder(input_ids, attention_mask=attention_mask).last_hidden_state
         # hidden: (B, T, H)

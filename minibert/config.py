@@ -8,6 +8,7 @@ Keeping them in one place makes the differences between papers easy to see and d
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass, fields, replace
 
 SHARING_MODES = ("none", "all", "attention", "ffn")
@@ -26,6 +27,11 @@ PRESETS: dict[str, dict] = {
         num_layers=12, hidden_size=768, num_heads=12, vocab_size=30522, max_position=512
     ),
 }
+
+
+def _is_int(value) -> bool:
+    """An int that is not a bool (True is an int in Python, but not a layer count)."""
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 @dataclass
@@ -63,10 +69,34 @@ class BertConfig:
         for name in ("vocab_size", "hidden_size", "num_layers", "num_heads",
                      "intermediate_size", "embedding_size", "max_position"):
             value = getattr(self, name)
-            if not isinstance(value, int) or value <= 0:
+            if not _is_int(value) or value <= 0:
                 raise ValueError(f"BertConfig.{name} must be a positive integer, got {value!r}")
-        if self.type_vocab_size < 0:
-            raise ValueError("BertConfig.type_vocab_size must be >= 0 (0 disables segments)")
+        for name in ("type_vocab_size", "pad_token_id"):
+            value = getattr(self, name)
+            if not _is_int(value) or value < 0:
+                raise ValueError(
+                    f"BertConfig.{name} must be an integer >= 0, got {value!r}"
+                    + (" (0 disables segments)" if name == "type_vocab_size" else "")
+                )
+        for name in ("causal", "use_sdpa"):
+            value = getattr(self, name)
+            if not isinstance(value, bool):
+                raise ValueError(
+                    f"BertConfig.{name} must be True or False, got {value!r}: a string such as "
+                    f"'no' is truthy and would switch it on"
+                )
+        for name in ("dropout", "attention_dropout", "layer_norm_eps", "initializer_range"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) \
+                    or not math.isfinite(value):
+                raise ValueError(f"BertConfig.{name} must be a finite number, got {value!r}")
+        for name in ("layer_norm_eps", "initializer_range"):
+            if getattr(self, name) <= 0:
+                raise ValueError(
+                    f"BertConfig.{name} must be > 0, got {getattr(self, name)!r}"
+                    + (" (LayerNorm divides by sqrt(var + eps))" if name == "layer_norm_eps"
+                       else "")
+                )
         if self.hidden_size % self.num_heads != 0:
             divisors = [h for h in range(1, self.hidden_size + 1) if self.hidden_size % h == 0]
             raise ValueError(

@@ -75,6 +75,14 @@ class DebertaConfig(BertConfig):
                 f"relative_terms={self.relative_terms!r}: choose a subset of {RELATIVE_TERMS} "
                 "without repeats, e.g. ('c2p', 'p2c') for DeBERTa or ('c2p',) for its ablation"
             )
+        for name in ("max_relative", "position_buckets"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool):
+                raise ValueError(f"DebertaConfig.{name} must be an integer, got {value!r}")
+        for name in ("share_att_key", "norm_relative"):
+            if not isinstance(getattr(self, name), bool):
+                raise ValueError(f"DebertaConfig.{name} must be True or False, "
+                                 f"got {getattr(self, name)!r}")
         if self.max_relative < 0:
             raise ValueError(f"max_relative must be >= 0 (0 means max_position), "
                              f"got {self.max_relative}")
@@ -387,6 +395,7 @@ class DebertaEncoder(nn.Module):
     def forward(
         self,
         input_ids: torch.Tensor,
+        *,
         token_type_ids: torch.Tensor | None = None,
         attention_mask: torch.Tensor | None = None,
         position_ids: torch.Tensor | None = None,

@@ -14,6 +14,8 @@ Everything here is written out with plain tensor operations; tests check each fu
 
 from __future__ import annotations
 
+import math
+
 import torch
 
 __all__ = [
@@ -29,8 +31,9 @@ __all__ = [
 
 
 def _check_temperature(temperature: float) -> None:
-    if not temperature > 0:
-        raise ValueError(f"temperature must be > 0, got {temperature}; T = 1 is the plain softmax")
+    if not (temperature > 0 and math.isfinite(temperature)):
+        raise ValueError(f"temperature must be a finite number > 0, got {temperature}; T = 1 is "
+                         f"the plain softmax, and a very large T makes every distribution flat")
 
 
 def _check_same_shape(student_logits: torch.Tensor, teacher_logits: torch.Tensor) -> None:
@@ -169,15 +172,19 @@ def triple_loss(
 
     Defaults are the README command of the reference code (T = 2, 5 / 2 / 1). Returns a dict
     with the total under "loss" and each term (detached) under "ce", "mlm", "cos", so it can
-    be returned straight from a `train` loss function.
+    be returned straight from a `train` loss function. A batch with no masked position
+    (N = 0) gives 0 for the two masked-position terms, as `masked_lm_loss` does.
     """
     import torch.nn.functional as F
 
     if mlm_targets.shape != student_logits.shape[:-1]:
         raise ValueError(f"mlm_targets {tuple(mlm_targets.shape)} must hold one id per row of "
                          f"the logits {tuple(student_logits.shape)}")
-    ce = kd_loss(student_logits, teacher_logits, temperature)
-    mlm = F.cross_entropy(student_logits, mlm_targets)
+    if mlm_targets.numel() == 0:   # no masked position in the batch: nothing to distil there
+        ce = mlm = student_logits.sum() * 0                   # 0, and still differentiable
+    else:
+        ce = kd_loss(student_logits, teacher_logits, temperature)
+        mlm = F.cross_entropy(student_logits, mlm_targets)
     cos = cosine_hidden_loss(student_hidden, teacher_hidden, attention_mask)
     loss = alpha_ce * ce + alpha_mlm * mlm + alpha_cos * cos
     return {"loss": loss, "ce": ce.detach(), "mlm": mlm.detach(), "cos": cos.detach()}

@@ -17,7 +17,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .attention import MultiHeadSelfAttention, attention_bias
+from .attention import MultiHeadSelfAttention, attention_bias, check_attention_mask
 from .config import BertConfig
 
 
@@ -180,6 +180,8 @@ class Encoder(nn.Module):
             )
         if input_ids.dtype not in (torch.int64, torch.int32):
             raise TypeError(f"input_ids must hold integer token ids, got dtype {input_ids.dtype}")
+        if input_ids.size(0) == 0:
+            raise ValueError("input_ids holds no sequences (a batch of 0): pass at least one")
         length = input_ids.size(1)
         if length == 0:
             raise ValueError("input_ids is empty: every sequence needs at least one token")
@@ -197,8 +199,8 @@ class Encoder(nn.Module):
                 f"encode with the tokenizer the model was built for, or set "
                 f"vocab_size >= {high + 1}"
             )
-        for name, tensor in (("token_type_ids", token_type_ids),
-                             ("attention_mask", attention_mask), ("position_ids", position_ids)):
+        check_attention_mask(attention_mask, tuple(input_ids.shape))
+        for name, tensor in (("token_type_ids", token_type_ids), ("position_ids", position_ids)):
             if tensor is not None and tensor.shape[-1] != length:
                 raise ValueError(
                     f"{name} has shape {tuple(tensor.shape)} but input_ids has shape "
@@ -229,15 +231,12 @@ class Encoder(nn.Module):
                 f"inputs_embeds has width {inputs_embeds.size(-1)}, but the layers expect "
                 f"hidden_size={self.config.hidden_size}: pass the embedding layer's output"
             )
-        if attention_mask is not None and attention_mask.shape[-1] != inputs_embeds.size(1):
-            raise ValueError(
-                f"attention_mask has shape {tuple(attention_mask.shape)} but inputs_embeds has "
-                f"shape {tuple(inputs_embeds.shape)}: they must cover the same positions"
-            )
+        check_attention_mask(attention_mask, tuple(inputs_embeds.shape[:2]))
 
     def forward(
         self,
         input_ids: torch.Tensor | None = None,
+        *,
         token_type_ids: torch.Tensor | None = None,
         attention_mask: torch.Tensor | None = None,
         position_ids: torch.Tensor | None = None,

@@ -60,7 +60,8 @@ def fine_tune(config: BertConfig, state: dict | None, train_set: dict, test_set:
     train(model, next_batch, lambda m, batch: m(**batch).loss, steps=steps, lr=lr, warmup=0.1,
           seed=seed, progress=False)
     with torch.no_grad():
-        logits = model(test_set["input_ids"], test_set["attention_mask"]).logits   # (N, 2)
+        logits = model(test_set["input_ids"],
+                       attention_mask=test_set["attention_mask"]).logits      # (N, 2)
     return accuracy(logits, test_set["labels"])
 
 

@@ -107,12 +107,48 @@ def name_map(model: nn.Module) -> dict[str, str]:
     return names
 
 
+LOADERS = {   # a Hugging Face config's model_type -> the minibert loader for it
+    "bert": "from_transformers", "roberta": "roberta_from_transformers",
+    "albert": "albert_from_transformers", "deberta": "deberta_from_transformers",
+    "deberta-v2": "deberta_from_transformers", "distilbert": "distilbert_from_transformers",
+    "electra": "electra_from_transformers",
+}
+
+
+def require_model(hf_model, class_names: tuple[str, ...], loader: str) -> None:
+    """Refuse anything but the transformers classes `loader` converts, before reading its
+    config, and name the loader that fits when there is one."""
+    import transformers
+
+    classes = tuple(getattr(transformers, name) for name in class_names)
+    if isinstance(hf_model, classes):
+        return
+    model_type = getattr(getattr(hf_model, "config", None), "model_type", None)
+    fits = LOADERS.get(model_type)
+    if isinstance(hf_model, (str, bytes)) or hasattr(hf_model, "__fspath__"):
+        hint = ("; this converts a model object: load it first with transformers, e.g. "
+                "transformers.AutoModel.from_pretrained(a_local_folder)")
+    elif fits and fits != loader:
+        hint = f"; for a {model_type} model use minibert.interop.{fits}"
+    elif fits:
+        hint = "; for a model with another head, pass its encoder (e.g. model.bert)"
+    elif model_type:
+        hint = f"; minibert has no loader for {model_type} models"
+    else:
+        hint = ""
+    wanted = ", ".join(class_names[:-1]) + " or " + class_names[-1]
+    raise TypeError(f"{loader} cannot load {type(hf_model).__name__}: pass a transformers "
+                    f"{wanted}{hint}")
+
+
 def from_transformers(hf_model, **overrides) -> nn.Module:
     """The minibert twin of a Hugging Face BertModel, BertForPreTraining or BertForMaskedLM.
 
     `overrides` change minibert config fields that do not touch the weights, e.g.
     `from_transformers(hf, use_sdpa=True)`. The result is in eval mode, like `from_pretrained`.
     """
+    require_model(hf_model, ("BertModel", "BertForPreTraining", "BertForMaskedLM"),
+                  "from_transformers")
     import transformers
 
     config = config_from_transformers(hf_model.config).replace(**overrides)
@@ -172,6 +208,11 @@ def copy_weights(model: nn.Module, source: dict[str, torch.Tensor], names: dict[
              for mine, hf in names.items() if params[mine].shape != source[hf].shape]
     if wrong:
         raise ValueError(f"shape mismatch: {'; '.join(wrong)}. Build both from the same config.")
+    not_float = [f"{hf} ({source[hf].dtype})" for mine, hf in names.items()
+                 if params[mine].is_floating_point() and not source[hf].is_floating_point()]
+    if not_float:
+        raise ValueError(f"weights must be floating point, but {', '.join(not_float[:3])} "
+                         f"hold integers: their file's dtype is wrong or the file is damaged")
     with torch.no_grad():
         for mine, hf in names.items():
             params[mine].copy_(source[hf])
@@ -221,6 +262,7 @@ def roberta_from_transformers(hf_model, **overrides) -> nn.Module:
     Same layers as BERT under other prefixes (`roberta.`, `lm_head.`); the position table keeps
     its padding offset, so minibert computes the same position ids (cumsum(non-pad) + pad id).
     """
+    require_model(hf_model, ("RobertaModel", "RobertaForMaskedLM"), "roberta_from_transformers")
     import transformers
 
     from .models.roberta import RobertaForMaskedLM, RobertaModel
@@ -321,6 +363,7 @@ def albert_name_map(model: nn.Module) -> dict[str, str]:
 
 def albert_from_transformers(hf_model, **overrides) -> nn.Module:
     """The minibert twin of a Hugging Face AlbertModel or AlbertForPreTraining (eval mode)."""
+    require_model(hf_model, ("AlbertModel", "AlbertForPreTraining"), "albert_from_transformers")
     import transformers
 
     from .models.albert import AlbertForPreTraining, AlbertModel
@@ -474,6 +517,7 @@ def deberta_from_transformers(hf_model, **overrides) -> nn.Module:
     Every Hugging Face tensor is used exactly once (checked); v1's fused in_proj is split into
     query/key/value, and the biases v1 does not have (keys, c2p position keys) are set to 0.
     """
+    require_model(hf_model, ("DebertaModel", "DebertaV2Model"), "deberta_from_transformers")
     import transformers
 
     from .models.deberta import DebertaModel
@@ -578,6 +622,8 @@ def distilbert_name_map(model: nn.Module) -> dict[str, str]:
 
 def distilbert_from_transformers(hf_model, **overrides) -> nn.Module:
     """The minibert twin of a Hugging Face DistilBertModel or DistilBertForMaskedLM (eval mode)."""
+    require_model(hf_model, ("DistilBertModel", "DistilBertForMaskedLM"),
+                  "distilbert_from_transformers")
     import transformers
 
     from .models.distilbert import DistilBertForMaskedLM, DistilBertModel
@@ -634,6 +680,7 @@ def electra_name_map(model: nn.Module) -> dict[str, str]:
 def electra_from_transformers(hf_model, **overrides) -> nn.Module:
     """The minibert twin of a Hugging Face ElectraModel (-> ElectraModel) or
     ElectraForPreTraining (the discriminator with its head -> ElectraDiscriminator)."""
+    require_model(hf_model, ("ElectraModel", "ElectraForPreTraining"), "electra_from_transformers")
     import transformers
 
     from .models.electra import ElectraDiscriminator, ElectraModel

@@ -113,8 +113,10 @@ def latency(
     repeats: int = 20,
     warmup: int = 3,
     threads: int | None = None,
+    **keyword_inputs,
 ) -> LatencyResult:
-    """Time `fn_or_model(*inputs)` under `torch.inference_mode`, `warmup` untimed calls first.
+    """Time `fn_or_model(*inputs, **keyword_inputs)` under `torch.inference_mode`, `warmup`
+    untimed calls first: `latency(model, ids, attention_mask=mask, repeats=30)`.
 
     A model is put in eval mode for the measurement and its mode restored afterwards.
     `threads` sets torch's intra-op thread count for the measurement (None: leave it).
@@ -136,10 +138,10 @@ def latency(
     try:
         with torch.inference_mode():
             for _ in range(warmup):
-                fn_or_model(*inputs)
+                fn_or_model(*inputs, **keyword_inputs)
             for _ in range(repeats):
                 start = time.perf_counter()
-                fn_or_model(*inputs)
+                fn_or_model(*inputs, **keyword_inputs)
                 times.append(time.perf_counter() - start)
     finally:
         torch.set_num_threads(old_threads)

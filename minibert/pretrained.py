@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import math
 import struct
 from pathlib import Path
 from types import SimpleNamespace
@@ -63,6 +64,61 @@ def minilm_dir() -> Path:
     return Path(spec.origin).parent / "model"
 
 
+def _checked_entries(path: Path, header, data_length: int) -> dict:
+    """name -> (dtype, shape, begin, end), refusing a header that does not describe the data.
+
+    A header that lies would otherwise be believed: offsets past the data, tensors that
+    overlap or leave holes, a byte count that is not shape x dtype width (a tensor relabelled
+    to a dtype of another width, or [0, 0] offsets for a non-empty shape, which would return
+    uninitialised memory).
+    """
+    damaged = f"; the file is damaged: reinstall it (`{_INSTALL}`) or re-save it"
+    if not isinstance(header, dict):
+        raise ValueError(f"{path}: the header is not a JSON object{damaged}")
+    entries = {}
+    for name, entry in header.items():
+        if name == "__metadata__":
+            continue
+        if not isinstance(entry, dict) or not {"dtype", "shape", "data_offsets"} <= set(entry):
+            raise ValueError(f"{path}: tensor {name!r} lacks dtype, shape or data_offsets"
+                             f"{damaged}")
+        dtype = _DTYPES.get(entry["dtype"]) if isinstance(entry["dtype"], str) else None
+        if dtype is None:
+            raise ValueError(f"{path}: tensor {name!r} has dtype {entry['dtype']!r}, which this "
+                             f"reader does not know (known: {sorted(_DTYPES)})")
+        shape, offsets = entry["shape"], entry["data_offsets"]
+        if not (isinstance(shape, list) and all(_is_count(n) for n in shape)):
+            raise ValueError(f"{path}: tensor {name!r} has shape {shape!r}, not a list of "
+                             f"sizes >= 0{damaged}")
+        if not (isinstance(offsets, list) and len(offsets) == 2 and all(map(_is_count, offsets))
+                and offsets[0] <= offsets[1]):
+            raise ValueError(f"{path}: tensor {name!r} has data_offsets {offsets!r}, not "
+                             f"[begin, end] with 0 <= begin <= end{damaged}")
+        begin, end = offsets
+        if end > data_length:
+            raise ValueError(f"{path} is truncated: tensor {name!r} needs bytes up to {end:,} "
+                             f"of the data, but the file holds {data_length:,}; reinstall it "
+                             f"(`{_INSTALL}`)")
+        expected = math.prod(shape) * dtype.itemsize
+        if end - begin != expected:
+            raise ValueError(
+                f"{path}: tensor {name!r} is {entry['dtype']} of shape {shape}, which takes "
+                f"{expected:,} bytes, but its offsets span {end - begin:,}{damaged}")
+        entries[name] = (dtype, shape, begin, end)
+    position = 0
+    for name, (_, _, begin, end) in sorted(entries.items(), key=lambda item: item[1][2:]):
+        if begin != position:
+            what = "overlaps the tensor before it" if begin < position else "leaves a gap"
+            raise ValueError(f"{path}: tensor {name!r} starts at byte {begin:,} and {what} "
+                             f"(the previous one ends at {position:,}){damaged}")
+        position = end
+    return entries
+
+
+def _is_count(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
 def read_safetensors(path: str | Path) -> dict[str, torch.Tensor]:
     """Every tensor of a .safetensors file, by name (the file is read once, nothing executed).
 
@@ -86,28 +142,13 @@ def read_safetensors(path: str | Path) -> dict[str, torch.Tensor]:
         raise ValueError(
             f"{path} is not a safetensors file: its header is not JSON ({error})") from None
     data = memoryview(raw)[8 + header_length:]
+    entries = _checked_entries(path, header, len(data))
     tensors = {}
-    for name, entry in header.items():
-        if name == "__metadata__":
+    for name, (dtype, shape, begin, end) in entries.items():
+        if begin == end:
+            tensors[name] = torch.empty(shape, dtype=dtype)           # a tensor of 0 values
             continue
-        dtype = _DTYPES.get(entry["dtype"])
-        if dtype is None:
-            raise ValueError(f"{path}: tensor {name!r} has dtype {entry['dtype']}, which this "
-                             f"reader does not know (known: {sorted(_DTYPES)})")
-        begin, end = entry["data_offsets"]
-        if end > len(data):
-            raise ValueError(f"{path} is truncated: tensor {name!r} needs bytes up to {end:,} "
-                             f"of the data, but the file holds {len(data):,}; reinstall it "
-                             f"(`{_INSTALL}`)")
-        shape = entry["shape"]
-        buffer = data[begin:end]
-        if len(buffer) == 0:
-            tensors[name] = torch.empty(shape, dtype=dtype)
-            continue
-        flat = torch.frombuffer(bytearray(buffer), dtype=dtype)  # a copy we own
-        if flat.numel() != torch.Size(shape).numel():
-            raise ValueError(f"{path}: tensor {name!r} has {flat.numel()} values for shape "
-                             f"{shape}; the file is damaged")
+        flat = torch.frombuffer(bytearray(data[begin:end]), dtype=dtype)  # a copy we own
         tensors[name] = flat.reshape(shape)
     return tensors
 

@@ -160,7 +160,7 @@ def test_parity_with_transformers_albert_model(groups, sharing):
     ids, types, mask = padded_batch()
     with torch.no_grad():
         expected = hf(input_ids=ids, token_type_ids=types, attention_mask=mask)
-        got = ours(ids, types, mask)
+        got = ours(ids, token_type_ids=types, attention_mask=mask)
     real = mask.bool()
     torch.testing.assert_close(got.last_hidden_state[real],
                                expected.last_hidden_state[real], atol=1e-5, rtol=0)
@@ -176,7 +176,7 @@ def test_parity_with_transformers_albert_for_pretraining():
     ids, types, mask = padded_batch()
     with torch.no_grad():
         expected = hf(input_ids=ids, token_type_ids=types, attention_mask=mask)
-        got = ours(ids, types, mask)
+        got = ours(ids, token_type_ids=types, attention_mask=mask)
     real = mask.bool()
     torch.testing.assert_close(got.mlm_logits[real], expected.prediction_logits[real],
                                atol=1e-5, rtol=0)

@@ -46,9 +46,9 @@ def test_every_encoder_gets_the_same_head_and_padding_changes_nothing(name):
     mask = (ids != 0).long()
     if name == "roberta":                                                    # RoBERTa pads with 1
         ids = ids.masked_fill(mask == 0, 1)
-    out = model(ids, mask, labels=torch.tensor([0, 2]))
+    out = model(ids, attention_mask=mask, labels=torch.tensor([0, 2]))
     assert out.logits.shape == (2, 3) and out.loss.ndim == 0
-    alone = model(ids[:1, :5], mask[:1, :5]).logits
+    alone = model(ids[:1, :5], attention_mask=mask[:1, :5]).logits
     assert torch.allclose(alone, out.logits[:1], atol=1e-5)
     out.loss.backward()
     assert model.encoder.parameters().__next__().grad is not None

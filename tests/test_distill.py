@@ -65,7 +65,7 @@ def test_softmax_does_not_overflow_on_large_logits():
 
 
 def test_temperature_must_be_positive():
-    with pytest.raises(ValueError, match="temperature must be > 0"):
+    with pytest.raises(ValueError, match="temperature must be a finite number > 0"):
         softmax_with_temperature(logits(2, 3), 0.0)
 
 
@@ -222,13 +222,14 @@ def test_student_from_every_other_teacher_layer_reproduces_the_teacher_path():
     mask = torch.ones_like(ids)
     mask[1, 6:] = 0
     teacher_out = teacher.bert(ids, attention_mask=mask, output_hidden_states=True)
-    student_out = student.distilbert(ids, mask, output_hidden_states=True)
+    student_out = student.distilbert(ids, attention_mask=mask, output_hidden_states=True)
     assert torch.allclose(student_out.hidden_states[0], teacher_out.hidden_states[0], atol=1e-6)
     assert torch.allclose(student_out.hidden_states[1], teacher_out.hidden_states[1], atol=1e-6)
     assert torch.allclose(student.mlm.bias, teacher.mlm.bias)
     _, one_layer = teacher_and_student(4, 1)
     init_from_teacher(one_layer, teacher)
-    assert torch.allclose(one_layer(ids, mask).logits, teacher.mlm(teacher_out.hidden_states[1]),
+    assert torch.allclose(one_layer(ids, attention_mask=mask).logits,
+                          teacher.mlm(teacher_out.hidden_states[1]),
                           atol=1e-5)
 
 
@@ -262,7 +263,8 @@ def test_student_masked_lm_and_classifier_run():
     assert student(ids).logits.shape == (3, 7, 60)
     for encoder in (student.distilbert, teacher.bert):   # the same head fits both
         classifier = DistilBertClassifier(encoder, num_classes=3)
-        result = classifier(ids, torch.ones_like(ids), labels=torch.tensor([0, 1, 2]))
+        result = classifier(ids, attention_mask=torch.ones_like(ids), labels=torch.tensor([0, 1,
+                                                                                           2]))
         assert result.logits.shape == (3, 3) and result.loss.ndim == 0
 
 

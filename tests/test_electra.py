@@ -127,7 +127,8 @@ def test_loss_is_mlm_plus_50_times_the_discriminator_loss_over_non_pad_tokens():
     torch.manual_seed(0)
     model = ElectraForPreTraining(*configs())
     ids, masked, labels, mask = batch()
-    out = model(masked, labels, attention_mask=mask, generator=torch.Generator().manual_seed(0))
+    out = model(masked, mlm_labels=labels, attention_mask=mask,
+                generator=torch.Generator().manual_seed(0))
     assert torch.allclose(out.loss, out.mlm_loss + 50 * out.disc_loss)
     real = mask.bool()
     per_token = torch.nn.functional.binary_cross_entropy_with_logits(
@@ -146,7 +147,7 @@ def test_electra_15_percent_scores_the_discriminator_on_the_selected_positions_o
     for where in ("all", "selected"):
         torch.manual_seed(0)
         model = ElectraForPreTraining(*configs(), disc_positions=where)
-        outputs[where] = model(masked, labels, attention_mask=mask,
+        outputs[where] = model(masked, mlm_labels=labels, attention_mask=mask,
                                generator=torch.Generator().manual_seed(0))
     full, fifteen = outputs["all"], outputs["selected"]
     # the same weights and samples: only the positions the loss is averaged over differ
@@ -165,7 +166,8 @@ def test_no_gradient_reaches_the_generator_through_the_sample():
     torch.manual_seed(0)
     model = ElectraForPreTraining(*configs())
     ids, masked, labels, mask = batch()
-    out = model(masked, labels, attention_mask=mask, generator=torch.Generator().manual_seed(0))
+    out = model(masked, mlm_labels=labels, attention_mask=mask,
+                generator=torch.Generator().manual_seed(0))
     out.disc_loss.backward()
     layer = model.generator.encoder.layers[0].feed_forward.up.weight
     assert layer.grad is None or layer.grad.abs().sum() == 0
@@ -198,8 +200,8 @@ def test_mean_pooled_classifier_ignores_padding():
     clf = ElectraForSequenceClassification(disc, 2).eval()
     ids = torch.tensor([[2, 10, 11, 3, 0, 0]])
     mask = torch.tensor([[1, 1, 1, 1, 0, 0]])
-    a = clf(ids, mask).logits
-    b = clf(ids[:, :4], mask[:, :4]).logits
+    a = clf(ids, attention_mask=mask).logits
+    b = clf(ids[:, :4], attention_mask=mask[:, :4]).logits
     assert torch.allclose(a, b, atol=1e-6)
-    out = clf(ids, mask, labels=torch.tensor([1]))
+    out = clf(ids, attention_mask=mask, labels=torch.tensor([1]))
     assert out.loss is not None and out.logits.shape == (1, 2)

@@ -59,7 +59,7 @@ def test_uncertainty_rejects_one_class():
 def test_threshold_zero_reproduces_the_full_model():
     model = tiny_model()
     ids, mask = padded_batch()
-    full = model(ids, mask)[-1]                                       # (B, N) the teacher
+    full = model(ids, attention_mask=mask)[-1]                        # (B, N) the teacher
     out = model.adaptive_forward(ids, 0.0, mask)
     assert torch.equal(out.exit_layer, torch.full((6,), 4))
     assert torch.allclose(out.logits, full, atol=1e-6)
@@ -75,7 +75,7 @@ def test_threshold_one_exits_everything_at_layer_one():
     ids, mask = padded_batch()
     out = model.adaptive_forward(ids, 1.0, mask)
     assert torch.equal(out.exit_layer, torch.ones(6, dtype=torch.long))
-    assert torch.allclose(out.logits, model(ids, mask)[0], atol=1e-6)
+    assert torch.allclose(out.logits, model(ids, attention_mask=mask)[0], atol=1e-6)
 
 
 @pytest.mark.parametrize("speed", [0.0, 0.9, 0.95, 0.99, 0.995, 1.0])
@@ -83,7 +83,7 @@ def test_simulated_exit_agrees_with_the_layer_by_layer_loop(speed):
     model = tiny_model(1)
     ids, mask = padded_batch(1)
     real = model.adaptive_forward(ids, speed, mask)
-    simulated = simulate_early_exit(model(ids, mask), speed)
+    simulated = simulate_early_exit(model(ids, attention_mask=mask), speed)
     assert torch.equal(real.exit_layer, simulated.exit_layer)
     assert torch.allclose(real.logits, simulated.logits, atol=1e-6)
     assert torch.allclose(real.uncertainty, simulated.uncertainty, atol=1e-6)
@@ -92,7 +92,7 @@ def test_simulated_exit_agrees_with_the_layer_by_layer_loop(speed):
 def test_exit_layers_fall_as_speed_rises():
     model = tiny_model(2)
     ids, mask = padded_batch(2)
-    logits = model(ids, mask)
+    logits = model(ids, attention_mask=mask)
     layers = [simulate_early_exit(logits, s).exit_layer.double().mean().item()
               for s in torch.linspace(0, 1, 21).tolist()]
     assert all(a >= b for a, b in zip(layers, layers[1:]))
@@ -119,7 +119,7 @@ def test_self_distillation_trains_only_the_students():
     # the loss is sum_i KL(p_teacher || p_student_i), averaged over the batch
     model.eval()
     with torch.no_grad():
-        logits = model(ids, mask)                                     # (L, B, N)
+        logits = model(ids, attention_mask=mask)                                     # (L, B, N)
         teacher = F.softmax(logits[-1], -1)
         expected = sum((teacher * (teacher.log() - F.log_softmax(s, -1))).sum(-1).mean()
                        for s in logits[:-1])
@@ -153,7 +153,7 @@ def test_early_exit_widget_runs_headless():
     matplotlib.use("Agg")
     model = tiny_model()
     ids, mask = padded_batch()
-    logits = model(ids, mask).detach()
+    logits = model(ids, attention_mask=mask).detach()
     labels = torch.zeros(6, dtype=torch.long)
     result = widgets.show_early_exit(logits, labels, 0.0, layer_cost=10.0, branch_cost=1.0)
     assert math.isclose(result["cost"], 4.4) and math.isclose(result["speedup"], 4.1 / 4.4)

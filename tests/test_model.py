@@ -46,7 +46,8 @@ def unique_parameter_count(model: torch.nn.Module) -> int:
 def test_bert_model_shapes():
     model = BertModel(config()).eval()
     ids, segments, mask = inputs()
-    out = model(ids, segments, mask, output_hidden_states=True, output_attentions=True)
+    out = model(ids, token_type_ids=segments, attention_mask=mask, output_hidden_states=True,
+                output_attentions=True)
     assert out.last_hidden_state.shape == (B, T, H)
     assert out.pooled.shape == (B, H)
     assert len(out.hidden_states) == L + 1
@@ -61,12 +62,13 @@ def test_bert_model_shapes():
 def test_pretraining_shapes():
     model = BertForPreTraining(config()).eval()
     ids, segments, mask = inputs()
-    out = model(ids, segments, mask)
+    out = model(ids, token_type_ids=segments, attention_mask=mask)
     assert out.mlm_logits.shape == (B, T, V)
     assert out.nsp_logits.shape == (B, 2)
     assert out.loss is None
     labels = mlm_labels(ids)
-    out = model(ids, segments, mask, mlm_labels=labels, nsp_labels=torch.tensor([0, 1, 1, 0]))
+    out = model(ids, token_type_ids=segments, attention_mask=mask, mlm_labels=labels,
+                nsp_labels=torch.tensor([0, 1, 1, 0]))
     assert out.mlm_logits.shape == (4, V)          # only the 4 labelled positions are scored
     assert out.mlm_targets.tolist() == labels[labels != -100].tolist()
     assert out.loss.shape == () and torch.allclose(out.loss, out.mlm_loss + out.nsp_loss)
@@ -76,7 +78,7 @@ def test_pretraining_without_nsp_has_no_pooler():
     model = BertForPreTraining(config(), nsp=False)
     assert model.nsp is None and model.bert.pooler is None
     ids, segments, mask = inputs()
-    assert model(ids, segments, mask).nsp_logits is None
+    assert model(ids, token_type_ids=segments, attention_mask=mask).nsp_logits is None
     with pytest.raises(ValueError, match="nsp=False"):
         model(ids, nsp_labels=torch.zeros(B, dtype=torch.long))
 
@@ -84,7 +86,8 @@ def test_pretraining_without_nsp_has_no_pooler():
 def test_sequence_classification_shapes():
     model = BertForSequenceClassification(config(), num_classes=3)
     ids, segments, mask = inputs()
-    out = model(ids, segments, mask, labels=torch.tensor([0, 1, 2, 1]))
+    out = model(ids, token_type_ids=segments, attention_mask=mask, labels=torch.tensor([0, 1, 2,
+                                                                                        1]))
     assert out.logits.shape == (B, 3)
     assert out.loss.shape == ()
 
@@ -116,8 +119,9 @@ def test_mlm_loss_is_mean_cross_entropy_over_selected_positions_only():
     ids, segments, mask = inputs()
     labels = mlm_labels(ids)
     with torch.no_grad():
-        full = model(ids, segments, mask).mlm_logits                        # (B, T, V)
-        loss = model(ids, segments, mask, mlm_labels=labels).mlm_loss
+        full = model(ids, token_type_ids=segments,
+                     attention_mask=mask).mlm_logits                        # (B, T, V)
+        loss = model(ids, token_type_ids=segments, attention_mask=mask, mlm_labels=labels).mlm_loss
     selected = labels != -100
     per_position = F.cross_entropy(full[selected], labels[selected], reduction="none")
     assert torch.allclose(loss, per_position.sum() / selected.sum(), atol=1e-6)
@@ -128,7 +132,8 @@ def test_mlm_loss_is_mean_cross_entropy_over_selected_positions_only():
 def test_mlm_loss_with_nothing_selected_is_zero_and_differentiable():
     model = BertForPreTraining(config())
     ids, segments, mask = inputs()
-    out = model(ids, segments, mask, mlm_labels=torch.full_like(ids, -100))
+    out = model(ids, token_type_ids=segments, attention_mask=mask,
+                mlm_labels=torch.full_like(ids, -100))
     assert out.mlm_loss.item() == 0.0
     out.mlm_loss.backward()
 
@@ -138,7 +143,7 @@ def test_mlm_loss_with_nothing_selected_is_zero_and_differentiable():
 def test_gradient_reaches_every_parameter():
     model = BertForPreTraining(config())
     ids, segments, mask = inputs()
-    out = model(ids, segments, mask, mlm_labels=mlm_labels(ids),
+    out = model(ids, token_type_ids=segments, attention_mask=mask, mlm_labels=mlm_labels(ids),
                 nsp_labels=torch.tensor([0, 1, 1, 0]))
     out.loss.backward()
     names = [name for name, _ in model.named_parameters()]
@@ -150,7 +155,8 @@ def test_gradient_reaches_every_parameter():
 def test_gradient_reaches_every_classifier_parameter():
     model = BertForSequenceClassification(config(), num_classes=2)
     ids, segments, mask = inputs()
-    model(ids, segments, mask, labels=torch.tensor([0, 1, 1, 0])).loss.backward()
+    model(ids, token_type_ids=segments, attention_mask=mask, labels=torch.tensor([0, 1, 1,
+                                                                                  0])).loss.backward()
     for name, p in model.named_parameters():
         assert p.grad is not None and p.grad.abs().sum() > 0, f"no gradient reaches {name}"
 
@@ -201,7 +207,8 @@ def test_shared_weights_receive_the_gradient_of_every_layer():
     unshared.load_state_dict(shared.state_dict())    # lists the shared block under every layer
     ids, segments, mask = inputs()
     for model in (shared, unshared):
-        model(ids, segments, mask).last_hidden_state.pow(2).mean().backward()
+        model(ids, token_type_ids=segments,
+              attention_mask=mask).last_hidden_state.pow(2).mean().backward()
     layer0 = shared.encoder.layers[0]
     for block in ("attention", "feed_forward"):
         for name, p in getattr(layer0, block).named_parameters():

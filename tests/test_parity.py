@@ -53,7 +53,7 @@ def compare_encoders(hf, mine):
     ids, segments, mask = batch()
     with torch.no_grad():
         theirs = hf(ids, attention_mask=mask, token_type_ids=segments, output_hidden_states=True)
-        ours = mine(ids, segments, mask, output_hidden_states=True)
+        ours = mine(ids, token_type_ids=segments, attention_mask=mask, output_hidden_states=True)
     assert len(ours.hidden_states) == len(theirs.hidden_states) == hf.config.num_hidden_layers + 1
     for i, (a, b) in enumerate(zip(ours.hidden_states, theirs.hidden_states)):
         assert_close(a, b, f"hidden state {i}")
@@ -72,7 +72,7 @@ def test_attention_maps_match_eager():
     ids, segments, mask = batch()
     with torch.no_grad():
         theirs = hf(ids, attention_mask=mask, token_type_ids=segments, output_attentions=True)
-        ours = mine(ids, segments, mask, output_attentions=True)
+        ours = mine(ids, token_type_ids=segments, attention_mask=mask, output_attentions=True)
     for i, (a, b) in enumerate(zip(ours.attentions, theirs.attentions)):
         assert_close(a, b, f"attention probabilities of layer {i}")
 
@@ -87,14 +87,15 @@ def test_pretraining_mlm_and_nsp_logits_and_loss():
     nsp_labels = torch.tensor([0, 1, 0])
     with torch.no_grad():
         theirs = hf(ids, attention_mask=mask, token_type_ids=segments, output_hidden_states=True)
-        ours = mine(ids, segments, mask, output_hidden_states=True)
+        ours = mine(ids, token_type_ids=segments, attention_mask=mask, output_hidden_states=True)
         assert_close(ours.mlm_logits, theirs.prediction_logits, "MLM logits")
         assert_close(ours.nsp_logits, theirs.seq_relationship_logits, "NSP logits")
         for i, (a, b) in enumerate(zip(ours.bert.hidden_states, theirs.hidden_states)):
             assert_close(a, b, f"hidden state {i}")
         hf_loss = hf(ids, attention_mask=mask, token_type_ids=segments, labels=labels,
                      next_sentence_label=nsp_labels).loss
-        our_loss = mine(ids, segments, mask, mlm_labels=labels, nsp_labels=nsp_labels).loss
+        our_loss = mine(ids, token_type_ids=segments, attention_mask=mask, mlm_labels=labels,
+                        nsp_labels=nsp_labels).loss
     assert_close(our_loss, hf_loss, "MLM + NSP loss")
 
 
@@ -105,7 +106,7 @@ def test_masked_lm_logits():
     ids, segments, mask = batch()
     with torch.no_grad():
         theirs = hf(ids, attention_mask=mask, token_type_ids=segments).logits
-        ours = mine(ids, segments, mask).mlm_logits
+        ours = mine(ids, token_type_ids=segments, attention_mask=mask).mlm_logits
     assert_close(ours, theirs, "MLM logits")
 
 
@@ -124,7 +125,7 @@ def test_gelu_new_loads_as_tanh_gelu():
     ids, segments, mask = batch()
     with torch.no_grad():
         theirs = hf(ids, attention_mask=mask, token_type_ids=segments).prediction_logits
-        ours = mine(ids, segments, mask).mlm_logits
+        ours = mine(ids, token_type_ids=segments, attention_mask=mask).mlm_logits
     assert_close(ours, theirs, "MLM logits with gelu_new")
 
 

@@ -75,7 +75,7 @@ def compare(hf):
     with torch.no_grad():
         theirs = hf(ids, attention_mask=mask, token_type_ids=segments, output_hidden_states=True,
                     output_attentions=True)
-        ours = mine(ids, segments, mask, output_attentions=True)
+        ours = mine(ids, token_type_ids=segments, attention_mask=mask, output_attentions=True)
     real = mask.bool()
     assert len(ours.hidden_states) == len(theirs.hidden_states) == 3
     for i, (a, b) in enumerate(zip(ours.hidden_states, theirs.hidden_states)):

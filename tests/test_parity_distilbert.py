@@ -46,7 +46,7 @@ def test_distilbert_model_every_hidden_state(activation):
     ids, mask = batch()
     with torch.no_grad():
         theirs = hf(ids, attention_mask=mask, output_hidden_states=True, output_attentions=True)
-        ours = mine(ids, mask, output_hidden_states=True, output_attentions=True)
+        ours = mine(ids, attention_mask=mask, output_hidden_states=True, output_attentions=True)
     assert len(ours.hidden_states) == len(theirs.hidden_states) == 4
     for i, (a, b) in enumerate(zip(ours.hidden_states, theirs.hidden_states)):
         assert_close(a, b, f"hidden state {i}")
@@ -60,7 +60,7 @@ def test_sinusoidal_positions_load_as_a_table():
     mine = distilbert_from_transformers(hf)
     ids, mask = batch()
     with torch.no_grad():
-        assert_close(mine(ids, mask).last_hidden_state,
+        assert_close(mine(ids, attention_mask=mask).last_hidden_state,
                      hf(ids, attention_mask=mask).last_hidden_state, "last hidden state")
 
 
@@ -74,8 +74,9 @@ def test_masked_lm_logits_and_loss():
     labels[1, 2] = ids[1, 2]
     with torch.no_grad():
         theirs = hf(ids, attention_mask=mask, labels=labels)
-        assert_close(mine(ids, mask).logits, theirs.logits, "MLM logits")
-        assert_close(mine(ids, mask, mlm_labels=labels).loss, theirs.loss, "MLM loss")
+        assert_close(mine(ids, attention_mask=mask).logits, theirs.logits, "MLM logits")
+        assert_close(mine(ids, attention_mask=mask, mlm_labels=labels).loss, theirs.loss,
+                     "MLM loss")
 
 
 def test_name_map_covers_every_parameter_once():

@@ -48,7 +48,7 @@ def test_electra_model_every_hidden_state(embedding_size):
     ids, segments, mask = batch()
     with torch.no_grad():
         theirs = hf(ids, attention_mask=mask, token_type_ids=segments, output_hidden_states=True)
-        ours = mine(ids, segments, mask, output_hidden_states=True)
+        ours = mine(ids, token_type_ids=segments, attention_mask=mask, output_hidden_states=True)
     assert len(ours.hidden_states) == len(theirs.hidden_states) == 3
     for i, (a, b) in enumerate(zip(ours.hidden_states, theirs.hidden_states)):
         assert gap(a, b) <= ATOL, f"hidden state {i}"
@@ -62,7 +62,7 @@ def test_discriminator_logits_match():
     ids, segments, mask = batch()
     with torch.no_grad():
         theirs = hf(ids, attention_mask=mask, token_type_ids=segments).logits
-        ours = mine(ids, segments, mask)
+        ours = mine(ids, token_type_ids=segments, attention_mask=mask)
     assert gap(ours, theirs) <= ATOL
 
 

@@ -79,7 +79,7 @@ def test_total_loss_weights_correction_by_0_8():
     torch.manual_seed(0)
     model = SoftMaskedBert(tiny_config(), MASK_ID)
     ids, mask, targets = batch()
-    out = model(ids, mask, targets)
+    out = model(ids, attention_mask=mask, target_ids=targets)
     assert torch.allclose(out.loss, 0.8 * out.correction_loss + 0.2 * out.detection_loss)
     out.loss.backward()
     assert model.detector.forward_gru.weight_ih_l0.grad.abs().sum() > 0
@@ -130,8 +130,8 @@ def test_residual_adds_the_original_embedding():
     with_res.mlm.register_forward_pre_hook(lambda m, args: h.__setitem__("res", args[0]))
     without.mlm.register_forward_pre_hook(lambda m, args: h.__setitem__("plain", args[0]))
     with torch.no_grad():
-        with_res(ids, mask)
-        without(ids, mask)
+        with_res(ids, attention_mask=mask)
+        without(ids, attention_mask=mask)
     assert torch.allclose(h["res"], h["plain"] + e, atol=1e-6)
 
 
@@ -146,12 +146,12 @@ def test_hard_mask_replaces_confident_positions_by_the_mask_embedding():
     model.bert.encoder.layers[0].register_forward_pre_hook(
         lambda m, args: seen.__setitem__("x", args[0]))
     with torch.no_grad():
-        model(ids, mask)
+        model(ids, attention_mask=mask)
         e_mask = model.bert.encoder.embeddings(torch.full_like(ids, MASK_ID))
     assert torch.equal(seen["x"], e_mask)
     with torch.no_grad():   # p < 0.5 everywhere: the input goes through unchanged
         model.detector.out.bias.fill_(-10.0)
-        model(ids, mask)
+        model(ids, attention_mask=mask)
         assert torch.equal(seen["x"], model.bert.encoder.embeddings(ids))
 
 
@@ -175,7 +175,7 @@ def test_baseline_and_pretrained_weights():
         assert torch.equal(model.bert.word_embeddings.weight, mlm.bert.word_embeddings.weight)
         assert model.mlm.word_embeddings is model.bert.word_embeddings      # still tied
         ids, mask, targets = batch()
-        out = model(ids, mask, targets)
+        out = model(ids, attention_mask=mask, target_ids=targets)
         assert out.logits.shape == (2, 6, config.vocab_size)
         assert model.predict(ids, mask).shape == (2, 6)
 
@@ -184,9 +184,9 @@ def test_length_mismatch_names_the_fix():
     model = BertCorrector(tiny_config(), MASK_ID)
     ids, mask, _ = batch()
     with pytest.raises(ValueError, match="same length"):
-        model(ids, mask, ids[:, :4])
+        model(ids, attention_mask=mask, target_ids=ids[:, :4])
     with pytest.raises(ValueError, match="same length"):
-        SoftMaskedBert(tiny_config(), MASK_ID)(ids, mask, ids[:, :4])
+        SoftMaskedBert(tiny_config(), MASK_ID)(ids, attention_mask=mask, target_ids=ids[:, :4])
 
 
 def test_inputs_embeds_equal_the_embedding_path():
@@ -345,13 +345,13 @@ def test_given_detection_probs_replace_the_detectors():
     model.bert.encoder.layers[0].register_forward_pre_hook(
         lambda m, args: seen.__setitem__("x", args[0]))
     with torch.no_grad():
-        out = model(ids, mask, detection_probs=gold)
+        out = model(ids, attention_mask=mask, detection_probs=gold)
         e = model.bert.encoder.embeddings(ids)
         e_mask = model.bert.encoder.embeddings(torch.full_like(ids, MASK_ID))
     assert torch.allclose(seen["x"], soft_mask(gold, e, e_mask))
     assert not torch.equal(out.detection_probs, gold)                   # the detector's own p
     with pytest.raises(ValueError, match="one error probability per character"):
-        model(ids, mask, detection_probs=gold[:, :3])
+        model(ids, attention_mask=mask, detection_probs=gold[:, :3])
 
 
 def test_batches_and_correct_keep_every_character():

@@ -75,7 +75,7 @@ def test_intermediate_loss_runs_end_to_end_and_reaches_every_student_weight():
     with torch.no_grad():
         teacher_out = classifier_layer_outputs(teacher, ids, mask)
     assert len(teacher_out.hidden_states) == 5 and len(teacher_out.scores) == 4
-    losses = intermediate_loss(student(ids, mask), teacher_out, layer_mapping(2, 4),
+    losses = intermediate_loss(student(ids, attention_mask=mask), teacher_out, layer_mapping(2, 4),
                                student.fit_dense)
     assert all(torch.isfinite(v) for v in losses.values())
     losses["loss"].backward()
@@ -83,4 +83,4 @@ def test_intermediate_loss_runs_end_to_end_and_reaches_every_student_weight():
     layer = student.model.bert.encoder.layers[1].attention.attention.query
     assert layer.weight.grad.abs().sum() > 0
     with pytest.raises(ValueError, match="layer_mapping"):
-        intermediate_loss(student(ids, mask), teacher_out, [0, 4], student.fit_dense)
+        intermediate_loss(student(ids, attention_mask=mask), teacher_out, [0, 4], student.fit_dense)

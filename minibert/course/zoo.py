@@ -256,7 +256,7 @@ class Distillation(nn.Module):
             t = self.teacher(input_ids, attention_mask=attention_mask, mlm_labels=mlm_labels,
                              output_hidden_states=True, output_attentions=True)
         if self.kind == "triple":                  # DistilBERT
-            out = self.student(input_ids, attention_mask, mlm_labels)
+            out = self.student(input_ids, attention_mask=attention_mask, mlm_labels=mlm_labels)
             return triple_loss(out.logits, t.mlm_logits, out.targets,
                                out.distilbert.last_hidden_state, t.bert.last_hidden_state,
                                attention_mask, temperature=2.0)

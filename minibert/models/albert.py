@@ -70,6 +70,7 @@ class AlbertForPreTraining(nn.Module):
     def forward(
         self,
         input_ids: torch.Tensor,
+        *,
         token_type_ids: torch.Tensor | None = None,
         attention_mask: torch.Tensor | None = None,
         mlm_labels: torch.Tensor | None = None,
@@ -77,7 +78,8 @@ class AlbertForPreTraining(nn.Module):
         output_hidden_states: bool = False,
         output_attentions: bool = False,
     ) -> AlbertPreTrainingOutput:
-        albert = self.albert(input_ids, token_type_ids, attention_mask,
+        albert = self.albert(input_ids, token_type_ids=token_type_ids,
+                             attention_mask=attention_mask,
                              output_hidden_states=output_hidden_states,
                              output_attentions=output_attentions)
         mlm_loss = sop_loss = targets = None

@@ -8,6 +8,7 @@ Pretraining loss:    masked-LM cross-entropy, averaged over the selected positio
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import torch
@@ -35,8 +36,16 @@ def masked_lm_loss(
             f"{tuple(hidden.shape[:2])} (the original id where masked, -100 elsewhere)"
         )
     selected = mlm_labels != IGNORE_INDEX                                     # (B, T)
+    if selected.numel() > 1 and bool(selected.all()):
+        warnings.warn(
+            "every position has an MLM label, so padding and unmasked tokens are trained on "
+            f"too: positions without a label take {IGNORE_INDEX} (IGNORE_INDEX), not 0",
+            stacklevel=3)
     logits = mlm_head(hidden, selected)                                       # (N, V)
     targets = mlm_labels[selected]                                            # (N,)
+    if targets.numel() and (int(targets.min()) < 0 or int(targets.max()) >= logits.size(-1)):
+        raise ValueError(f"mlm_labels hold ids outside the vocabulary (0..{logits.size(-1) - 1}):"
+                         f" a label is the original token id, or {IGNORE_INDEX} for no label")
     loss = F.cross_entropy(logits, targets) if targets.numel() else logits.sum() * 0
     return logits, targets, loss
 
@@ -71,6 +80,7 @@ class BertModel(nn.Module):
     def forward(
         self,
         input_ids: torch.Tensor | None,
+        *,
         token_type_ids: torch.Tensor | None = None,
         attention_mask: torch.Tensor | None = None,
         position_ids: torch.Tensor | None = None,
@@ -78,8 +88,10 @@ class BertModel(nn.Module):
         output_attentions: bool = False,
         inputs_embeds: torch.Tensor | None = None,
     ) -> BertOutput:
-        out = self.encoder(input_ids, token_type_ids, attention_mask, position_ids,
-                           output_hidden_states, output_attentions, inputs_embeds=inputs_embeds)
+        out = self.encoder(input_ids, token_type_ids=token_type_ids,
+                           attention_mask=attention_mask, position_ids=position_ids,
+                           output_hidden_states=output_hidden_states,
+                           output_attentions=output_attentions, inputs_embeds=inputs_embeds)
         pooled = self.pooler(out.last_hidden_state) if self.pooler is not None else None
         return BertOutput(out.last_hidden_state, pooled, out.hidden_states, out.attentions,
                           out.scores)
@@ -112,6 +124,7 @@ class BertForPreTraining(nn.Module):
     def forward(
         self,
         input_ids: torch.Tensor,
+        *,
         token_type_ids: torch.Tensor | None = None,
         attention_mask: torch.Tensor | None = None,
         mlm_labels: torch.Tensor | None = None,
@@ -119,7 +132,7 @@ class BertForPreTraining(nn.Module):
         output_hidden_states: bool = False,
         output_attentions: bool = False,
     ) -> PreTrainingOutput:
-        bert = self.bert(input_ids, token_type_ids, attention_mask,
+        bert = self.bert(input_ids, token_type_ids=token_type_ids, attention_mask=attention_mask,
                          output_hidden_states=output_hidden_states,
                          output_attentions=output_attentions)
         mlm_loss = nsp_loss = targets = None
@@ -160,11 +173,13 @@ class BertForSequenceClassification(nn.Module):
     def forward(
         self,
         input_ids: torch.Tensor,
+        *,
         token_type_ids: torch.Tensor | None = None,
         attention_mask: torch.Tensor | None = None,
         labels: torch.Tensor | None = None,
     ) -> ClassifierOutput:
-        pooled = self.bert(input_ids, token_type_ids, attention_mask).pooled   # (B, H)
+        pooled = self.bert(input_ids, token_type_ids=token_type_ids,
+                           attention_mask=attention_mask).pooled              # (B, H)
         logits = self.classifier(pooled)                                       # (B, classes)
         loss = F.cross_entropy(logits, labels) if labels is not None else None
         return ClassifierOutput(loss, logits)

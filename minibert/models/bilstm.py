@@ -18,6 +18,8 @@ import torch
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
+from ..attention import check_attention_mask
+
 __all__ = ["BiLSTMClassifier", "bilstm_summary", "bilstm_summary_reference"]
 
 
@@ -73,10 +75,26 @@ class BiLSTMClassifier(nn.Module):
                 f"input_ids must be (batch, length), got shape {tuple(input_ids.shape)}: "
                 f"use input_ids[None] for a single sequence"
             )
+        vocab_size = self.embedding.num_embeddings
+        if input_ids.numel() and (int(input_ids.min()) < 0 or int(input_ids.max()) >= vocab_size):
+            bad = int(input_ids.min()) if int(input_ids.min()) < 0 else int(input_ids.max())
+            raise ValueError(f"token id {bad} is outside the vocabulary (vocab_size={vocab_size}): "
+                             f"encode with the tokenizer the model was built for")
+        check_attention_mask(attention_mask, tuple(input_ids.shape))
         mask = attention_mask if attention_mask is not None else input_ids != self.pad_id
+        mask = mask.to(torch.bool)                                            # (B, T)
         lengths = mask.long().sum(dim=1)                                      # (B,)
         if int(lengths.min()) < 1:
             raise ValueError("every sequence needs at least one real token (a length of 0)")
+        # The LSTM reads the first `length` tokens of each row, so padding must be on the right:
+        # a left-padded row would be read as padding followed by a cut-off sentence.
+        positions = torch.arange(input_ids.size(1), device=input_ids.device)  # (T,)
+        if bool((mask != (positions[None, :] < lengths[:, None])).any()):
+            raise ValueError(
+                "BiLSTMClassifier needs padding on the right (real tokens first, then padding): "
+                "some rows have padding before a real token. Pad on the right, or flip "
+                "left-padded rows before calling the model"
+            )
         embedded = self.embedding(input_ids)                                  # (B, T, E)
         packed = pack_padded_sequence(embedded, lengths.cpu(), batch_first=True,
                                       enforce_sorted=False)
@@ -85,7 +103,7 @@ class BiLSTMClassifier(nn.Module):
                                          total_length=input_ids.size(1))      # (B, T, 2H)
         return bilstm_summary(outputs, lengths)                               # (B, 2H)
 
-    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None = None
+    def forward(self, input_ids: torch.Tensor, *, attention_mask: torch.Tensor | None = None
                 ) -> torch.Tensor:
         summary = self.dropout(self.encode(input_ids, attention_mask))        # (B, 2H)
         return self.out(torch.relu(self.fc(summary)))                         # (B, classes)

@@ -43,12 +43,14 @@ class DebertaModel(nn.Module):
     def forward(
         self,
         input_ids: torch.Tensor,
+        *,
         token_type_ids: torch.Tensor | None = None,
         attention_mask: torch.Tensor | None = None,
         position_ids: torch.Tensor | None = None,
         output_attentions: bool = False,
     ) -> DebertaOutput:
-        return self.encoder(input_ids, token_type_ids, attention_mask, position_ids,
+        return self.encoder(input_ids, token_type_ids=token_type_ids,
+                            attention_mask=attention_mask, position_ids=position_ids,
                             output_attentions=output_attentions)
 
 
@@ -77,14 +79,16 @@ class DebertaForMaskedLM(nn.Module):
     def forward(
         self,
         input_ids: torch.Tensor,
+        *,
         token_type_ids: torch.Tensor | None = None,
         attention_mask: torch.Tensor | None = None,
         mlm_labels: torch.Tensor | None = None,
         position_ids: torch.Tensor | None = None,
         output_attentions: bool = False,
     ) -> DebertaMaskedLMOutput:
-        out = self.deberta(input_ids, token_type_ids, attention_mask, position_ids,
-                           output_attentions)
+        out = self.deberta(input_ids, token_type_ids=token_type_ids,
+                           attention_mask=attention_mask, position_ids=position_ids,
+                           output_attentions=output_attentions)
         if self.emd is not None:
             decoded = self.emd(self.deberta.encoder, out.hidden_states, attention_mask,
                                position_ids)                                 # (B, T, H)

@@ -71,13 +71,15 @@ class DistilBertModel(BertModel):
     def forward(
         self,
         input_ids: torch.Tensor,
+        *,
         attention_mask: torch.Tensor | None = None,
         position_ids: torch.Tensor | None = None,
         output_hidden_states: bool = False,
         output_attentions: bool = False,
     ) -> BertOutput:
-        return super().forward(input_ids, None, attention_mask, position_ids,
-                               output_hidden_states, output_attentions)
+        return super().forward(input_ids, attention_mask=attention_mask, position_ids=position_ids,
+                               output_hidden_states=output_hidden_states,
+                               output_attentions=output_attentions)
 
 
 @dataclass
@@ -101,12 +103,14 @@ class DistilBertForMaskedLM(nn.Module):
     def forward(
         self,
         input_ids: torch.Tensor,
+        *,
         attention_mask: torch.Tensor | None = None,
         mlm_labels: torch.Tensor | None = None,
         output_hidden_states: bool = False,
         output_attentions: bool = False,
     ) -> DistilBertMLMOutput:
-        out = self.distilbert(input_ids, attention_mask, output_hidden_states=output_hidden_states,
+        out = self.distilbert(input_ids, attention_mask=attention_mask,
+                              output_hidden_states=output_hidden_states,
                               output_attentions=output_attentions)
         if mlm_labels is None:
             return DistilBertMLMOutput(None, self.mlm(out.last_hidden_state), None, out)
@@ -142,7 +146,7 @@ class DistilBertClassifier(nn.Module):
         for module in (self.pre_classifier, self.classifier):
             init_weights(module, config.initializer_range)
 
-    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None = None,
+    def forward(self, input_ids: torch.Tensor, *, attention_mask: torch.Tensor | None = None,
                 labels: torch.Tensor | None = None) -> DistilBertClassifierOutput:
         hidden = self.encoder(input_ids, attention_mask=attention_mask).last_hidden_state
         cls = hidden[:, 0]                                                          # (B, H)

@@ -88,9 +88,10 @@ class ElectraDiscriminator(nn.Module):
         self.discriminator_head = TokenHead(config)
         self.discriminator_head.apply(lambda m: init_weights(m, config.initializer_range))
 
-    def forward(self, input_ids: torch.Tensor, token_type_ids: torch.Tensor | None = None,
+    def forward(self, input_ids: torch.Tensor, *, token_type_ids: torch.Tensor | None = None,
                 attention_mask: torch.Tensor | None = None) -> torch.Tensor:
-        hidden = self.electra(input_ids, token_type_ids, attention_mask).last_hidden_state
+        hidden = self.electra(input_ids, token_type_ids=token_type_ids,
+                              attention_mask=attention_mask).last_hidden_state
         return self.discriminator_head(hidden)                                # (B, T)
 
 
@@ -113,9 +114,10 @@ class ElectraForSequenceClassification(nn.Module):
         self.out = nn.Linear(config.hidden_size, num_classes)
         init_weights(self.out, config.initializer_range)
 
-    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None = None,
+    def forward(self, input_ids: torch.Tensor, *, attention_mask: torch.Tensor | None = None,
                 labels: torch.Tensor | None = None, token_type_ids: torch.Tensor | None = None):
-        hidden = self.electra(input_ids, token_type_ids, attention_mask).last_hidden_state
+        hidden = self.electra(input_ids, token_type_ids=token_type_ids,
+                              attention_mask=attention_mask).last_hidden_state
         if attention_mask is None:
             attention_mask = torch.ones_like(input_ids)
         real = attention_mask.unsqueeze(-1).to(hidden.dtype)                  # (B, T, 1)
@@ -210,6 +212,7 @@ class ElectraForPreTraining(nn.Module):
     def forward(
         self,
         input_ids: torch.Tensor,
+        *,
         mlm_labels: torch.Tensor,
         attention_mask: torch.Tensor | None = None,
         token_type_ids: torch.Tensor | None = None,
@@ -219,8 +222,9 @@ class ElectraForPreTraining(nn.Module):
         token where selected, -100 elsewhere (from `corruption.electra_mask`). `generator`
         is the torch.Generator the samples are drawn with (None: the global one)."""
         # 1. the generator's masked-LM loss at the selected positions
-        gen_hidden = self.generator(input_ids, token_type_ids,
-                                    attention_mask).last_hidden_state        # (B, T, Hg)
+        gen_hidden = self.generator(input_ids, token_type_ids=token_type_ids,
+                                    attention_mask=attention_mask
+                                    ).last_hidden_state                       # (B, T, Hg)
         logits, targets, mlm_loss = masked_lm_loss(self.generator_head, gen_hidden,
                                                    mlm_labels)                # (N, V), (N,)
         # 2. sample replacements: a discrete draw, so no gradient flows back to the generator
@@ -231,8 +235,9 @@ class ElectraForPreTraining(nn.Module):
         proposals[selected] = sampled
         corrupted, is_replaced = replace_tokens(original, selected, proposals)  # (B, T) x2
         # 3. the discriminator: was each token replaced?
-        disc_hidden = self.electra(corrupted, token_type_ids,
-                                   attention_mask).last_hidden_state          # (B, T, H)
+        disc_hidden = self.electra(corrupted, token_type_ids=token_type_ids,
+                                   attention_mask=attention_mask
+                                   ).last_hidden_state                        # (B, T, H)
         disc_logits = self.discriminator_head(disc_hidden)                    # (B, T)
         scored = attention_mask if self.disc_positions == "all" else selected  # (B, T)
         disc_loss = discriminator_loss(disc_logits, is_replaced, scored)

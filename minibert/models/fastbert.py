@@ -106,10 +106,11 @@ class FastBertForSequenceClassification(nn.Module):
     def teacher(self) -> BranchClassifier:
         return self.branches[-1]
 
-    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None = None,
+    def forward(self, input_ids: torch.Tensor, *, attention_mask: torch.Tensor | None = None,
                 token_type_ids: torch.Tensor | None = None) -> torch.Tensor:
         """Every branch's logits, stacked: (L, B, N). [-1] is the teacher (the full model)."""
-        out = self.bert(input_ids, token_type_ids, attention_mask, output_hidden_states=True)
+        out = self.bert(input_ids, token_type_ids=token_type_ids, attention_mask=attention_mask,
+                        output_hidden_states=True)
         return torch.stack([branch(hidden, attention_mask) for branch, hidden
                             in zip(self.branches, out.hidden_states[1:])])     # (L, B, N)
 
@@ -166,7 +167,7 @@ def simulate_early_exit(all_logits: torch.Tensor, speed: float) -> EarlyExitOutp
 
 def fine_tune_loss(model: FastBertForSequenceClassification, batch: dict) -> dict:
     """Step 1: cross-entropy of the teacher (last classifier) on labelled data."""
-    out = model.bert(batch["input_ids"], None, batch["attention_mask"])
+    out = model.bert(batch["input_ids"], attention_mask=batch["attention_mask"])
     logits = model.teacher(out.last_hidden_state, batch["attention_mask"])    # (B, N)
     loss = F.cross_entropy(logits, batch["labels"])
     accuracy = (logits.argmax(-1) == batch["labels"]).float().mean()
@@ -188,7 +189,7 @@ def self_distillation_loss(model: FastBertForSequenceClassification, batch: dict
     The backbone and the teacher run without gradient, as frozen parts of the model.
     """
     with torch.no_grad():
-        out = model.bert(batch["input_ids"], None, batch["attention_mask"],
+        out = model.bert(batch["input_ids"], attention_mask=batch["attention_mask"],
                          output_hidden_states=True)
         teacher = F.softmax(model.teacher(out.last_hidden_state, batch["attention_mask"]), -1)
     loss = 0.0

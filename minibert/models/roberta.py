@@ -75,6 +75,7 @@ class RobertaModel(BertModel):
     def forward(
         self,
         input_ids: torch.Tensor,
+        *,
         attention_mask: torch.Tensor | None = None,
         position_ids: torch.Tensor | None = None,
         output_hidden_states: bool = False,
@@ -91,8 +92,9 @@ class RobertaModel(BertModel):
                 )
             position_ids = position_ids_from_input_ids(
                 input_ids, self.config.pad_token_id, self.padding_idx)        # (B, T)
-        return super().forward(input_ids, None, attention_mask, position_ids,
-                               output_hidden_states, output_attentions)
+        return super().forward(input_ids, attention_mask=attention_mask, position_ids=position_ids,
+                               output_hidden_states=output_hidden_states,
+                               output_attentions=output_attentions)
 
 
 @dataclass
@@ -116,12 +118,14 @@ class RobertaForMaskedLM(nn.Module):
     def forward(
         self,
         input_ids: torch.Tensor,
+        *,
         attention_mask: torch.Tensor | None = None,
         mlm_labels: torch.Tensor | None = None,
         output_hidden_states: bool = False,
         output_attentions: bool = False,
     ) -> MaskedLMOutput:
-        out = self.roberta(input_ids, attention_mask, output_hidden_states=output_hidden_states,
+        out = self.roberta(input_ids, attention_mask=attention_mask,
+                           output_hidden_states=output_hidden_states,
                            output_attentions=output_attentions)
         if mlm_labels is None:
             return MaskedLMOutput(None, self.mlm(out.last_hidden_state), None, out)  # (B, T, V)

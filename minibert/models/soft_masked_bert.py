@@ -160,14 +160,14 @@ class _Corrector(nn.Module):
 
     def predict(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
         """The id of the most likely character at each position, (B, T)."""
-        logits = self.forward(input_ids, attention_mask).logits               # (B, T, V)
+        logits = self.forward(input_ids, attention_mask=attention_mask).logits         # (B, T, V)
         return logits.argmax(-1)                                              # (B, T)
 
 
 class BertCorrector(_Corrector):
     """The baseline "BERT-finetune": the MLM head predicts the right character everywhere."""
 
-    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None = None,
+    def forward(self, input_ids: torch.Tensor, *, attention_mask: torch.Tensor | None = None,
                 target_ids: torch.Tensor | None = None) -> CorrectionOutput:
         attention_mask = self._checked_mask(input_ids, target_ids, attention_mask)  # (B, T)
         hidden = self.bert(input_ids, attention_mask=attention_mask).last_hidden_state
@@ -194,7 +194,7 @@ class SoftMaskedBert(_Corrector):
         self.correction_weight = correction_weight
         self.detector = DetectionNetwork(config.hidden_size, gru_size)
 
-    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None = None,
+    def forward(self, input_ids: torch.Tensor, *, attention_mask: torch.Tensor | None = None,
                 target_ids: torch.Tensor | None = None,
                 token_type_ids: torch.Tensor | None = None,
                 detection_probs: torch.Tensor | None = None) -> CorrectionOutput:

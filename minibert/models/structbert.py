@@ -59,13 +59,14 @@ class StructBertForPreTraining(nn.Module):
     def forward(
         self,
         input_ids: torch.Tensor,
+        *,
         token_type_ids: torch.Tensor | None = None,
         attention_mask: torch.Tensor | None = None,
         mlm_labels: torch.Tensor | None = None,
         word_labels: torch.Tensor | None = None,
         sentence_labels: torch.Tensor | None = None,
     ) -> StructBertOutput:
-        bert = self.bert(input_ids, token_type_ids, attention_mask)
+        bert = self.bert(input_ids, token_type_ids=token_type_ids, attention_mask=attention_mask)
         hidden = bert.last_hidden_state                                       # (B, T, H)
         mlm_loss = word_loss = sentence_loss = word_accuracy = None
         if mlm_labels is not None:

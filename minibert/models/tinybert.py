@@ -149,7 +149,7 @@ class TinyBertStudent(nn.Module):
         self.fit_dense = nn.Linear(config.hidden_size, teacher_hidden_size)
         self.fit_dense.apply(lambda m: init_weights(m, config.initializer_range))
 
-    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None = None
+    def forward(self, input_ids: torch.Tensor, *, attention_mask: torch.Tensor | None = None
                 ) -> LayerOutputs:
         return classifier_layer_outputs(self.model, input_ids, attention_mask)
 
