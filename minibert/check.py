@@ -34,7 +34,7 @@ from typing import Any
 import torch
 
 __all__ = ["CheckResult", "Grader", "answers_in", "compare", "exercise_list", "grade", "graders",
-           "main", "register"]
+           "hint", "main", "register"]
 
 PASS, FAIL = "✓", "✗"
 INPUTS_ASIDE = " (see result.inputs)"  # a failure's pointer to its inputs, for notebook users
@@ -277,22 +277,26 @@ def compare(
     output_names: Sequence[str] | None = None,
     strict: bool = False,
     print: bool = True,
+    show_hint: bool = True,
 ) -> CheckResult:
     """Check `student_fn` against `reference_fn` on `trials` random inputs.
 
     Trial t calls make_inputs(t, torch.Generator().manual_seed(seed + t)); both functions get
     their own copy of the inputs. Values must agree within torch.isclose(atol, rtol).
     Prints the verdict (print=False: don't) and returns a `CheckResult`; with strict=True a
-    failure raises AssertionError instead.
+    failure raises AssertionError instead. A failed attempt ends with `hint` when show_hint
+    is true; an unattempted stub never shows it.
     """
     label = name or getattr(student_fn, "__name__", "your function")
-    hint_line = f"\n  hint: {hint}" if hint else ""
+    hint_line = f"\n  hint: {hint}" if hint and show_hint else (
+        f"\n  stuck? check.hint({name!r}) gives a hint" if hint and name else "")
 
-    def failed(text: str, trial: int | None = None, inputs: Any = None) -> CheckResult:
+    def failed(text: str, trial: int | None = None, inputs: Any = None,
+               attempted: bool = True) -> CheckResult:
         if trial is not None:
             described = _describe_inputs(inputs, reference_fn)
             text += f"\n  on trial {trial} of {trials}, inputs {described}{INPUTS_ASIDE}"
-        message = f"{FAIL} {label}: {text}{hint_line}"
+        message = f"{FAIL} {label}: {text}{hint_line if attempted else ''}"
         result = CheckResult(False, message, name=label, trial=trial, inputs=inputs)
         return _finish(result, print, strict)
 
@@ -316,7 +320,8 @@ def compare(
         except NotImplementedError:
             return failed(
                 "not attempted yet. Replace `raise NotImplementedError` with your code, "
-                "run that cell, then run this check again."
+                "run that cell, then run this check again.",
+                attempted=False,
             )
         except Exception as error:  # the student's bug, reported rather than raised
             where = _where_it_raised(error, student_fn)
@@ -392,14 +397,32 @@ def graders() -> list[str]:
     return sorted(_GRADERS)
 
 
+_FAILED_ATTEMPTS: dict[str, int] = {}   # exercise -> real attempts that failed, this session
+
+
+def hint(name: str, *, print: bool = True) -> str:
+    """The hint of exercise `name`: what `grade` shows from the second failed attempt on."""
+    if name not in _GRADERS:
+        raise ValueError(f"no exercise called {name!r}; known exercises: {', '.join(graders())}")
+    text = _GRADERS[name].hint or "this exercise has no hint: reread the cell above it"
+    if print:
+        builtins.print(f"hint for {name}: {text}")
+    return text
+
+
 def grade(
     name: str, student_fn: Callable, *, seed: int = 0, strict: bool = False, print: bool = True
 ) -> CheckResult:
-    """Grade `student_fn` on the exercise registered as `name`."""
+    """Grade `student_fn` on the exercise registered as `name`.
+
+    A stub not yet attempted is told what to do, not how; a first wrong attempt is told what
+    differs and that `check.hint(name)` has a hint; from the second wrong attempt on, the
+    hint is shown with the verdict.
+    """
     if name not in _GRADERS:
         raise ValueError(f"no exercise called {name!r}; known exercises: {', '.join(graders())}")
     grader = _GRADERS[name]
-    return compare(
+    result = compare(
         student_fn,
         grader.reference,
         grader.make_inputs,
@@ -412,7 +435,11 @@ def grade(
         output_names=grader.output_names,
         strict=strict,
         print=print,
+        show_hint=_FAILED_ATTEMPTS.get(name, 0) >= 1,
     )
+    if not result.passed and "not attempted yet" not in result.message:
+        _FAILED_ATTEMPTS[name] = _FAILED_ATTEMPTS.get(name, 0) + 1
+    return result
 
 
 # ---------------------------------------------------------------------------------------------

@@ -77,7 +77,9 @@ def test_not_implemented_means_not_attempted():
         raise NotImplementedError
 
     result = check.grade("attention", todo, print=False)
-    assert not result and "not attempted yet" in result.message and "hint" in result.message
+    assert not result and "not attempted yet" in result.message
+    # a stub is told what to do, not how: its stored output gives nothing of the solution away
+    assert "hint" not in result.message and check._GRADERS["attention"].hint not in result.message
 
 
 def test_a_crash_names_the_error_and_the_line():
@@ -117,6 +119,7 @@ def test_strict_raises_and_passing_the_result_instead_of_the_function_is_explain
 
 def test_compare_and_register_work_for_any_function(monkeypatch):
     monkeypatch.setattr(check, "_GRADERS", dict(check._GRADERS))  # "double" stays in this test
+    monkeypatch.setattr(check, "_FAILED_ATTEMPTS", {})
     def make_inputs(trial, generator):
         return (torch.randn(trial + 2, 3, generator=generator),)
 
@@ -130,7 +133,29 @@ def test_compare_and_register_work_for_any_function(monkeypatch):
     check.register("double", lambda x: 2 * x, make_inputs, hint="multiply by two")
     assert "double" in check.graders()
     assert check.grade("double", lambda x: x + x, print=False)
+    first = check.grade("double", lambda x: x, print=False).message
+    assert "multiply by two" not in first and 'check.hint(\'double\')' in first
     assert "multiply by two" in check.grade("double", lambda x: x, print=False).message
+    assert check.hint("double", print=False) == "multiply by two"
+
+
+def test_hints_come_after_a_real_attempt_fails(monkeypatch):
+    monkeypatch.setattr(check, "_GRADERS", dict(check._GRADERS))
+    monkeypatch.setattr(check, "_FAILED_ATTEMPTS", {})
+
+    def make_inputs(trial, generator):
+        return (torch.randn(trial + 2, 3, generator=generator),)
+
+    def todo(x):
+        raise NotImplementedError
+
+    check.register("triple", lambda x: 3 * x, make_inputs, hint="multiply by three")
+    for _ in range(3):   # unattempted stubs, however often graded, never earn the hint
+        assert "multiply by three" not in check.grade("triple", todo, print=False).message
+    wrong = [check.grade("triple", lambda x: x, print=False).message for _ in range(2)]
+    assert "multiply by three" not in wrong[0] and "multiply by three" in wrong[1]
+    with pytest.raises(ValueError, match="no exercise called"):
+        check.hint("no such exercise")
 
 
 def test_results_show_once_in_a_notebook(capsys):
