@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
+
+from .course import paths
 
 # (notebook, model, what it teaches). Each lesson saves its figure as figures/<notebook>.png.
 COURSE = [
@@ -22,7 +23,7 @@ COURSE = [
     ("13_comparison", "All of them", "the checkpoint zoo: one recipe, four tasks, every model"),
 ]
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = paths.ROOT
 
 
 def course_map() -> str:

@@ -17,10 +17,12 @@ import sys
 import time
 from pathlib import Path
 
+from .course import paths
+
 __all__ = ["BUDGET_SECONDS", "TIMINGS", "coalesce_streams", "main", "run_notebook"]
 
 BUDGET_SECONDS = 150  # what one lesson may take on a 2-core CPU
-TIMINGS = Path(__file__).resolve().parent.parent / "lessons" / "timings.json"
+TIMINGS = paths.LESSONS / "timings.json"
 
 
 def run_notebook(path: str | Path, *, timeout: int = 600, kernel: str = "python3") -> float:

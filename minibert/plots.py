@@ -16,6 +16,8 @@ import matplotlib as mpl
 import matplotlib.pyplot as plt
 import numpy as np
 
+from .course import paths
+
 __all__ = [
     "DPI",
     "FIGURES_DIR",
@@ -29,7 +31,7 @@ __all__ = [
 ]
 
 DPI = 100
-FIGURES_DIR = Path(__file__).resolve().parent.parent / "figures"  # the repository's figures/
+FIGURES_DIR = paths.FIGURES  # the repository's figures/
 
 STYLE = {
     "figure.figsize": (6.0, 4.0),

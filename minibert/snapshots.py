@@ -26,9 +26,10 @@ from typing import Any
 import torch
 
 from .atomic import atomic_path
+from .course import paths
 
 FORMAT = 2
-SNAPSHOTS_DIR = Path(__file__).resolve().parent.parent / "lessons" / "snapshots"  # the repo's
+SNAPSHOTS_DIR = paths.SNAPSHOTS  # the repo's
 
 __all__ = ["FORMAT", "SNAPSHOTS_DIR", "SnapshotError", "checksum", "load_snapshots",
            "save_snapshots", "vocabulary_digest"]
