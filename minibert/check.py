@@ -16,8 +16,10 @@ cases (padding masks, odd sizes).
 
 From a shell, `python -m minibert.check` lists the exercises by lesson, and
 `python -m minibert.check answers.py ...` grades files of answers (functions named after the
-exercises, or a `GRADERS` dict) and exits with status 1 if one fails: a class's submissions can
-be graded in one command.
+exercises, or a `GRADERS` dict): a class's submissions can be graded in one command. Each file
+is graded in its own Python process, with no input and a time limit (`--timeout`, 60 s), so a
+file that exits, loops or changes torch's global state cannot stop or skew the others. The
+status is 2 if a file could not be graded, else 1 if an answer failed, else 0.
 """
 
 from __future__ import annotations
@@ -1117,7 +1119,7 @@ def answers_in(path: str) -> dict[str, Callable]:
         spec.loader.exec_module(module)
     except Exception as error:  # the file's own bug: say where, instead of a deep traceback
         lines = [frame.lineno for frame in traceback.extract_tb(error.__traceback__)
-                 if Path(frame.filename) == file]
+                 if Path(frame.filename).resolve() == file.resolve()]
         where = f" at line {lines[-1]}" if lines else ""
         raise ValueError(f"{path}: running it raised {type(error).__name__}{where}: {error}; "
                          "fix the file so that it runs on its own") from error
@@ -1137,11 +1139,73 @@ def answers_in(path: str) -> dict[str, Callable]:
     return dict(answers)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """`python -m minibert.check [answers.py ...]`: 0 if every answer passes, 1 if one fails.
+def _grade_file(path: str) -> int:
+    """Grade one file of answers in this process, print the report; 0, 1 (a failure) or 2.
 
-    Without files, lists the exercises. A file that cannot be graded (missing, answers no
-    exercise, names an unknown one) is reported and gives status 2.
+    2 means the file could not be graded: it does not run, answers nothing, or exits
+    (sys.exit, KeyboardInterrupt) while it is imported or graded.
+    """
+    try:
+        answers = answers_in(path)
+        results = [grade(name, function, print=False) for name, function in answers.items()]
+    except ValueError as error:
+        if isinstance(error.__cause__, EOFError):
+            error = ValueError(f"{error} (a graded file gets no input: remove the input() call)")
+        builtins.print(f"cannot grade {error}", file=sys.stderr)
+        return 2
+    except (SystemExit, KeyboardInterrupt) as error:
+        what = "sys.exit()" if isinstance(error, SystemExit) else "KeyboardInterrupt"
+        builtins.print(f"cannot grade {path}: it called {what} while being graded; "
+                       "a file of answers should only define functions", file=sys.stderr)
+        return 2
+    except Exception as error:  # a grader's own inputs broken by the file (e.g. a monkeypatch)
+        builtins.print(f"cannot grade {path}: grading raised {type(error).__name__}: {error}",
+                       file=sys.stderr)
+        return 2
+    builtins.print(path)
+    for result in results:
+        text = str(result).replace(INPUTS_ASIDE, "")  # no result object in a shell
+        builtins.print("  " + text.replace("\n", "\n  "))
+    passed = sum(result.passed for result in results)
+    builtins.print(f"  {passed} of {len(results)} passed")
+    return 0 if passed == len(results) else 1
+
+
+def _grade_in_own_process(path: str, timeout: float) -> int:
+    """Grade `path` in a fresh Python process with no input and a time limit; 0, 1 or 2.
+
+    A fresh process per file means nothing one file does (exit, loop, change torch's default
+    dtype or seed, eat memory) can reach the next file or the grader itself.
+    """
+    import subprocess
+
+    command = [sys.executable, "-m", "minibert.check", "--one-file", path]
+    try:
+        run = subprocess.run(command, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                             timeout=timeout)
+    except subprocess.TimeoutExpired as stopped:
+        for stream, output in ((sys.stdout, stopped.stdout), (sys.stderr, stopped.stderr)):
+            if output:
+                stream.write(output if isinstance(output, str) else output.decode(errors="replace"))
+        builtins.print(f"cannot grade {path}: it did not finish within {timeout:g} s (an endless "
+                       "loop?); fix it, or give more time with --timeout SECONDS", file=sys.stderr)
+        return 2
+    sys.stdout.write(run.stdout)
+    sys.stderr.write(run.stderr)
+    if run.returncode not in (0, 1, 2):
+        builtins.print(f"cannot grade {path}: its grading process ended with status "
+                       f"{run.returncode} (killed, or out of memory?)", file=sys.stderr)
+        return 2
+    return run.returncode
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """`python -m minibert.check [answers.py ...]`: 0 if every answer passes.
+
+    Without files, lists the exercises. Each file is graded in its own process with stdin
+    empty and a time limit (--timeout, 60 s by default), and every file is reported. The
+    status is 2 if a file could not be graded (missing, answers no exercise, names an unknown
+    one, raises or exits when run, too slow), else 1 if an answer failed, else 0.
     """
     import argparse
 
@@ -1149,28 +1213,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         prog="python -m minibert.check",
         description="Grade files of answers to the lessons' exercises (without files: list them).")
     parser.add_argument("files", nargs="*", help="Python files of answers")
-    files = parser.parse_args(argv).files
-    if not files:
+    parser.add_argument("--timeout", type=float, default=60.0, metavar="SECONDS",
+                        help="time limit for grading one file (default 60)")
+    parser.add_argument("--one-file", help=argparse.SUPPRESS)  # the per-file process
+    args = parser.parse_args(argv)
+    if args.one_file is not None:
+        return _grade_file(args.one_file)
+    if not args.timeout > 0:
+        parser.error(f"--timeout must be a positive number of seconds, got {args.timeout}")
+    if not args.files:
         builtins.print(exercise_list())
         return 0
-    status = 0
-    for path in files:
-        try:
-            answers = answers_in(path)
-        except ValueError as error:
-            builtins.print(f"cannot grade {error}", file=sys.stderr)
-            status = 2
-            continue
-        builtins.print(path)
-        results = [grade(name, function, print=False) for name, function in answers.items()]
-        for result in results:
-            text = str(result).replace(INPUTS_ASIDE, "")  # no result object in a shell
-            builtins.print("  " + text.replace("\n", "\n  "))
-        passed = sum(result.passed for result in results)
-        builtins.print(f"  {passed} of {len(results)} passed")
-        if passed < len(results):
-            status = max(status, 1)
-    return status
+    statuses = []
+    for path in args.files:
+        statuses.append(_grade_in_own_process(path, args.timeout))
+        sys.stdout.flush()
+        sys.stderr.flush()
+    return 2 if 2 in statuses else max(statuses)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 """The exercise graders say exactly what is wrong, and never stop a notebook unless asked."""
 
 import math
+from pathlib import Path
 
 import pytest
 import torch
@@ -265,3 +266,35 @@ def test_the_command_runs_as_a_module_with_its_exit_status(tmp_path):
     assert [run.returncode for run in runs] == [0, 1]
     assert "1 of 1 passed" in runs[0].stdout and "0 of 1 passed" in runs[1].stdout
     assert runs[0].stderr == "" and runs[1].stderr == ""   # no warning about running a module twice
+
+
+def test_each_file_is_graded_alone_and_the_status_says_the_worst(tmp_path, capsys):
+    """A file that exits, loops, waits for input or changes torch's default dtype cannot stop,
+    hang or skew the grading of the others; every file is reported."""
+    files = {
+        "failing.py": "def get_stats(ids):\n    return {}\n",
+        "exiting.py": "import sys\ndef get_stats(ids):\n    return {}\nsys.exit(0)\n",
+        "looping.py": "junk = []\nwhile True:\n    junk = [bytearray(10**6)] * 50\n",
+        "asking.py": "name = input()\n",
+        "dtype.py": "import torch\ntorch.set_default_dtype(torch.float64)\n"
+                    "def get_stats(ids):\n    return {}\n",
+        "passing.py": (Path(__file__).resolve().parent.parent
+                       / "lessons" / "solutions" / "06_electra.py").read_text(),
+    }
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    paths = [str(tmp_path / name) for name in files]
+    assert check.main(["--timeout", "8", *paths]) == 2
+    out, err = capsys.readouterr()
+    assert "exiting.py: it called sys.exit()" in err
+    assert "looping.py: it did not finish within 8 s" in err and "--timeout" in err
+    assert "asking.py: running it raised EOFError at line 1" in err and "input()" in err
+    assert out.count("0 of 1 passed") == 2            # failing.py, dtype.py
+    assert "passing.py\n  ✓ electra_labels" in out    # graded after the dtype change, still right
+    assert check.main(["--timeout", "20", *paths[:1], *paths[-1:]]) == 1   # a failure, no 2
+    assert check.main(["--timeout", "20", *paths[-1:]]) == 0
+
+
+def test_a_timeout_that_is_not_positive_is_refused(tmp_path):
+    with pytest.raises(SystemExit):
+        check.main(["--timeout", "0", str(tmp_path / "a.py")])
