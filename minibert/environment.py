@@ -139,7 +139,15 @@ def check_kernel(executable: str = sys.executable) -> Check:
     folder = find_kernel_specs().get(KERNEL)
     if folder is None:
         return Check("kernel " + KERNEL, False, "not registered", install)
-    argv = json.loads((Path(folder) / "kernel.json").read_text())["argv"]
+    spec = Path(folder) / "kernel.json"
+    try:
+        argv = json.loads(spec.read_text(encoding="utf-8"))["argv"]
+        if not (isinstance(argv, list) and argv and all(isinstance(a, str) for a in argv)):
+            raise ValueError("'argv' is not a list of strings")
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        what = f"no {error}" if isinstance(error, KeyError) else str(error)
+        return Check("kernel " + KERNEL, False, f"{spec} is unreadable ({what})",
+                     f"delete {folder}, then {install}")
     if Path(argv[0]) == Path(executable):
         return Check("kernel " + KERNEL, True, f"runs {argv[0]}")
     try:

@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from minibert import environment
 from minibert.environment import (
     Check,
@@ -148,3 +150,14 @@ def test_the_command_runs_where_torch_cannot_be_imported(tmp_path):
     assert "cannot be imported (this torch is broken) -> pip install torch==2.13.0" in done.stdout
     assert "checks for the lessons failed" in done.stdout
 
+
+
+@pytest.mark.parametrize("content", ["{\"argv\": [", "{}", "{\"argv\": []}", "[1, 2]",
+                                     "{\"argv\": \"python\"}"])
+def test_a_malformed_kernel_json_names_the_fix(monkeypatch, tmp_path, content):
+    (tmp_path / "kernel.json").write_text(content)
+    _kernels(monkeypatch, {"python3": str(tmp_path)})
+    check = check_kernel()
+    assert not check.ok and "kernel.json is unreadable" in check.line()
+    assert check.fix == (f"delete {tmp_path}, then "
+                         f"{sys.executable} -m ipykernel install --sys-prefix --name python3")
