@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import json
+import sys
 
 from .course import paths
 
@@ -28,8 +28,9 @@ ROOT = paths.ROOT
 
 def course_map() -> str:
     """The course map as text, marking lessons that exist in this checkout."""
-    timings_file = ROOT / "lessons" / "timings.json"
-    timings = json.loads(timings_file.read_text()) if timings_file.exists() else {}
+    from .notebooks import read_timings
+
+    timings = read_timings(ROOT / "lessons" / "timings.json")
     lines = ["minibert: BERT and its descendants, built from scratch", ""]
     for notebook, model, teaches in COURSE:
         path = ROOT / "lessons" / f"{notebook}.ipynb"
@@ -43,9 +44,14 @@ def course_map() -> str:
     return "\n".join(lines)
 
 
-def main() -> None:
-    print(course_map())
+def main() -> int:
+    try:
+        print(course_map())
+    except ValueError as error:  # a lessons/timings.json cut short or edited by hand
+        print(f"python -m minibert: {error}", file=sys.stderr)
+        return 1
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -20,6 +20,8 @@ import torch
 import torch.distributed as dist
 from torch import nn
 
+from minibert.atomic import atomic_path
+
 __all__ = ["average_gradients", "check_batch", "check_model", "init_from_env", "main",
            "one_step"]
 
@@ -100,7 +102,9 @@ def main(argv: list[str] | None = None) -> None:
         rows = slice(rank * args.per_rank_batch, (rank + 1) * args.per_rank_batch)
         one_step(model, {k: v[rows] for k, v in full.items()}, distributed=True)  # my slice
         if rank == 0:
-            torch.save({k: v.detach().clone() for k, v in model.state_dict().items()}, args.out)
+            with atomic_path(args.out) as temporary:
+                torch.save({k: v.detach().clone() for k, v in model.state_dict().items()},
+                           temporary)
             print(f"{world} processes x batch {args.per_rank_batch}: one step done, "
                   f"saved to {args.out}")
     finally:

@@ -17,9 +17,10 @@ import sys
 import time
 from pathlib import Path
 
+from .atomic import atomic_path, write_text_atomically
 from .course import paths
 
-__all__ = ["BUDGET_SECONDS", "TIMINGS", "coalesce_streams", "main", "run_notebook"]
+__all__ = ["BUDGET_SECONDS", "TIMINGS", "coalesce_streams", "main", "read_timings", "run_notebook"]
 
 BUDGET_SECONDS = 150  # what one lesson may take on a 2-core CPU
 TIMINGS = paths.LESSONS / "timings.json"
@@ -50,7 +51,8 @@ def run_notebook(path: str | Path, *, timeout: int = 600, kernel: str = "python3
     client.execute()
     seconds = time.perf_counter() - start
     coalesce_streams(notebook)
-    nbformat.write(notebook, path)
+    with atomic_path(path) as temporary:  # a failed write leaves the lesson as it was
+        nbformat.write(notebook, temporary)
     return seconds
 
 
@@ -78,12 +80,32 @@ def coalesce_streams(notebook) -> None:
 
 def _update_timings(timings_path: Path, seconds: dict[str, float]) -> None:
     """Merge `seconds` (lesson name -> seconds) into the JSON file, keeping other lessons."""
-    timings = {}
-    if timings_path.is_file():
-        timings = json.loads(timings_path.read_text())
+    timings = read_timings(timings_path, warn=True)
     timings.update({name: round(value, 1) for name, value in seconds.items()})
-    timings_path.parent.mkdir(parents=True, exist_ok=True)
-    timings_path.write_text(json.dumps(dict(sorted(timings.items())), indent=2) + "\n")
+    write_text_atomically(timings_path, json.dumps(dict(sorted(timings.items())), indent=2) + "\n")
+
+
+def read_timings(timings_path: Path, *, warn: bool = False) -> dict[str, float]:
+    """The seconds per lesson in `timings_path` ({} if there is no file).
+
+    A file that is not a JSON object of numbers (cut short, edited by hand) raises ValueError
+    naming the fix, or with warn=True is reported and read as empty (it is then rewritten).
+    """
+    if not timings_path.is_file():
+        return {}
+    try:
+        timings = json.loads(timings_path.read_text(encoding="utf-8"))
+        if not isinstance(timings, dict) or not all(
+                isinstance(v, (int, float)) and not isinstance(v, bool) for v in timings.values()):
+            raise ValueError("expected a JSON object of lesson name -> seconds")
+    except (ValueError, UnicodeDecodeError) as error:
+        problem = (f"{timings_path} is unreadable ({error}); delete it and `make lessons` "
+                   "writes it again")
+        if not warn:
+            raise ValueError(problem) from None
+        print(f"warning: {problem}; starting it afresh", file=sys.stderr)
+        return {}
+    return timings
 
 
 def main(argv: list[str] | None = None) -> int:

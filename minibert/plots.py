@@ -16,6 +16,7 @@ import matplotlib as mpl
 import matplotlib.pyplot as plt
 import numpy as np
 
+from .atomic import atomic_path
 from .course import paths
 
 __all__ = [
@@ -78,9 +79,10 @@ def save_figure(fig, name: str, *, directory: str | Path | None = None, close: b
             "(letters, digits, '_', '-', '.'; no folders)"
         )
     folder = Path(directory) if directory is not None else figures_dir()
-    folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{name}.png"
-    fig.savefig(path, format="png", dpi=DPI, bbox_inches="tight", metadata={"Software": None})
+    with atomic_path(path) as temporary:  # a failed save leaves the old figure
+        fig.savefig(temporary, format="png", dpi=DPI, bbox_inches="tight",
+                    metadata={"Software": None})
     if close:
         plt.close(fig)
     return path

@@ -199,6 +199,11 @@ def encode_batch(tokenizer: WordPiece, sentences: list[str], max_len: int = 128)
     """`[CLS] sentence [SEP]`, truncated to `max_len`, padded: input_ids and attention_mask."""
     if isinstance(sentences, str):
         raise TypeError("pass a list of sentences, e.g. [\"A cat sat.\"], not one string")
+    if isinstance(max_len, bool) or not isinstance(max_len, int) or max_len < 2:
+        raise ValueError(f"max_len must be an int of at least 2 ([CLS] and [SEP] take two "
+                         f"positions), got {max_len!r}")
+    if not sentences:
+        raise ValueError("encode_batch needs at least one sentence, got an empty list")
     rows = []
     for text in sentences:
         ids = tokenizer.encode(text, allowed_special="none")[: max_len - 2]

@@ -145,9 +145,9 @@ def test_text_in_the_alphabet_never_gives_unk_and_decodes_back(tok, text):
 
 
 def test_special_tokens_in_text(tok):
-    ids = tok.encode("The [MASK] sat.")
+    ids = tok.encode("The [MASK] sat.", allowed_special="all")
     assert ids[1] == tok.mask_id
-    assert tok.mask_id not in tok.encode("The [MASK] sat.", allowed_special="none")
+    assert tok.mask_id not in tok.encode("The [MASK] sat.")   # the default, as ByteLevelBPE
     assert basic_tokenize("the [MASK]") == ["the", "[", "mask", "]"]  # what "none" pieces
     only_sep = tok.tokenize("[CLS] x [SEP]", allowed_special={"[SEP]"})
     assert only_sep[0] != "[CLS]" and only_sep[-1] == "[SEP]"
@@ -211,7 +211,7 @@ def test_from_bert_vocab_file(tmp_path):
     assert tok.special_ids == [0, 100, 101, 102, 103]
     assert tok.vocab_size == len(tokens)
     assert tok.tokenize("The cats sat!") == ["the", "cat", "##s", "sat", "!"]
-    assert tok.encode("The [MASK] sat.") == [106, 103, 108, 105]
+    assert tok.encode("The [MASK] sat.", allowed_special="all") == [106, 103, 108, 105]
     path.write_text("\n".join(tokens[1:]) + "\n", encoding="utf-8")
     with pytest.raises(ValueError, match=r"lacks the special tokens \['\[PAD\]'\]"):
         WordPiece.from_vocab_file(path)
@@ -237,6 +237,7 @@ def test_same_pieces_as_transformers_bert_tokenizer(tok, cased):
     for ours, lower in ((tok, True), (cased, False)):
         vocab = {t: i for i, t in enumerate(ours.id_to_token)}
         theirs = transformers.BertTokenizer(vocab=vocab, do_lower_case=lower)
-        for text in texts:
-            assert ours.tokenize(text) == theirs.tokenize(text), text
-            assert ours.encode(text) == theirs.encode(text, add_special_tokens=False), text
+        for text in texts:   # BertTokenizer recognises special tokens in text: "all"
+            assert ours.tokenize(text, "all") == theirs.tokenize(text), text
+            assert (ours.encode(text, "all")
+                    == theirs.encode(text, add_special_tokens=False)), text

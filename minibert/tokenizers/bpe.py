@@ -65,7 +65,7 @@ from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
 
-from minibert.tokenizers.word import SPECIAL_TOKENS
+from minibert.tokenizers.word import SPECIAL_TOKENS, token_id, write_tokenizer_file
 
 __all__ = [
     "GPT2_SPLIT_PATTERN",
@@ -463,9 +463,7 @@ class ByteLevelBPE:
         skip = set(self.special_ids) if skip_special else set()
         parts = []
         for i in ids:
-            i = int(i)  # also accepts numpy and torch integers
-            if not 0 <= i < self.vocab_size:
-                raise ValueError(f"id {i} is outside the vocabulary (0..{self.vocab_size - 1})")
+            i = token_id(i, self.vocab_size)  # also numpy and torch integers
             if i not in skip:
                 parts.append(self.vocab[i])
         return b"".join(parts).decode("utf-8", errors="replace")
@@ -492,7 +490,7 @@ class ByteLevelBPE:
         lines = [_FILE_HEADER, "special " + " ".join(SPECIAL_TOKENS), f"merges {len(self.merges)}"]
         for (p0, p1), idx in self.merges.items():
             lines.append(f"{p0} {p1}\t{self.id_to_token[idx]}")
-        Path(path).write_text("\n".join(lines) + "\n", encoding="utf-8")
+        write_tokenizer_file(path, "\n".join(lines) + "\n")
 
     @classmethod
     def load(cls, path):
@@ -512,10 +510,12 @@ class ByteLevelBPE:
         if not re.fullmatch(r"merges \d+", lines[2]):
             raise ValueError(f"{path}: line 3 must be 'merges N', got {lines[2]!r}")
         count = int(lines[2].split()[1])
-        merge_lines = lines[3:3 + count]
+        merge_lines = lines[3:]
         if len(merge_lines) != count:
-            raise ValueError(f"{path} promises {count} merges but holds {len(merge_lines)}: "
-                             "the file is cut short")
+            cause = "the file is cut short" if len(merge_lines) < count else "the count was edited"
+            raise ValueError(f"{path} promises {count} merges but holds {len(merge_lines)} "
+                             f"({cause}): the count and the merges must agree; save the "
+                             "tokenizer again")
         merges = {}
         for n, line in enumerate(merge_lines):
             fields = line.split("\t")[0].split(" ")
@@ -527,9 +527,13 @@ class ByteLevelBPE:
 
 def _read_lines(path):
     """The lines of a UTF-8 text file (without a trailing empty line), or a clear error."""
+    data = Path(path).read_bytes()
     try:
-        text = Path(path).read_text(encoding="utf-8")
-    except UnicodeDecodeError:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        if error.reason == "unexpected end of data":   # the last character is cut in half
+            raise ValueError(f"{path} is truncated: it ends in the middle of a character; "
+                             "save the tokenizer again") from None
         raise ValueError(f"{path} is not a UTF-8 text file, so not a minibert tokenizer "
                          "file") from None
     return text.split("\n")[:-1] if text.endswith("\n") else text.split("\n")

@@ -24,12 +24,16 @@ Example:
 from __future__ import annotations
 
 import json
+import operator
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-__all__ = ["SPECIAL_TOKENS", "WordTokenizer"]
+from minibert.atomic import write_text_atomically
+
+__all__ = ["SPECIAL_TOKENS", "WordTokenizer", "check_text_tokens", "token_id",
+           "write_tokenizer_file"]
 
 SPECIAL_TOKENS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 
@@ -47,6 +51,52 @@ _FILE_FORMAT = "minibert-word-tokenizer"
 _FILE_VERSION = 1
 
 
+# ------------------------------------------------------------------ shared by the tokenizers
+
+
+def token_id(value, vocab_size: int) -> int:
+    """One id for `decode`: an int (or a numpy / torch integer), checked against the vocabulary.
+
+    Floats and strings are refused rather than rounded: 2.7 is not an id, and neither is "2".
+    """
+    try:
+        i = operator.index(value)
+    except TypeError:
+        raise ValueError(f"decode takes integer ids, got {value!r} ({type(value).__name__}); "
+                         "pass ints or an integer tensor (ids.long() for a float tensor)") from None
+    if not 0 <= i < vocab_size:
+        raise ValueError(f"id {i} is outside the vocabulary (0..{vocab_size - 1})")
+    return i
+
+
+def check_text_tokens(tokens: Iterable[str]) -> None:
+    """Refuse tokens that cannot be written as UTF-8 (a lone surrogate), naming the token."""
+    for i, token in enumerate(tokens):
+        try:
+            token.encode("utf-8")
+        except UnicodeEncodeError as error:
+            raise ValueError(
+                f"token {i} {token!r} holds a lone surrogate {token[error.start]!r}, half of a "
+                "UTF-16 pair, which no text file can hold; repair the text before training: "
+                "text.encode('utf-16', 'surrogatepass').decode('utf-16', 'replace')") from None
+
+
+def write_tokenizer_file(path, text: str) -> None:
+    """Write a tokenizer file all or nothing: a failed save leaves the old file as it was.
+
+    Text that UTF-8 cannot hold (a lone surrogate put into the vocabulary by hand) is refused
+    before the file is touched.
+    """
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as error:
+        raise ValueError(
+            f"cannot save {path}: the vocabulary holds a lone surrogate "
+            f"{text[error.start]!r} (half of a UTF-16 pair), which UTF-8 cannot write; remove "
+            "that token, or repair the training text and train again") from None
+    write_text_atomically(path, text, encoding="utf-8")
+
+
 class WordTokenizer:
     """Maps words to ids and back with a fixed vocabulary.
 
@@ -62,6 +112,7 @@ class WordTokenizer:
         for word in words:
             if not isinstance(word, str) or not word or any(c.isspace() for c in word):
                 raise ValueError(f"vocabulary entries must be non-empty words, got {word!r}")
+            check_text_tokens([word])
             if lowercase:
                 word = word.lower()
             if word not in self.token_to_id:
@@ -143,9 +194,7 @@ class WordTokenizer:
         """
         tokens = []
         for i in ids:
-            i = int(i)
-            if not 0 <= i < self.vocab_size:
-                raise ValueError(f"id {i} is outside the vocabulary (0..{self.vocab_size - 1})")
+            i = token_id(i, self.vocab_size)
             if skip_special and i in self.special_ids:
                 continue
             tokens.append(self.id_to_token[i])
@@ -163,19 +212,26 @@ class WordTokenizer:
         """Write the vocabulary to a small JSON file."""
         data = {"format": _FILE_FORMAT, "version": _FILE_VERSION, "lowercase": self.lowercase,
                 "tokens": self.id_to_token}
-        Path(path).write_text(json.dumps(data, ensure_ascii=False, indent=0), encoding="utf-8")
+        write_tokenizer_file(path, json.dumps(data, ensure_ascii=False, indent=0))
 
     @classmethod
     def load(cls, path: str | Path) -> WordTokenizer:
         """Read a file written by `save`."""
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        try:
+            data = json.loads(Path(path).read_text(encoding="utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as error:
+            raise ValueError(f"{path} is not a word-tokenizer file ({error}); it may be cut "
+                             "short or edited by hand: train and save it again") from None
         if not isinstance(data, dict) or data.get("format") != _FILE_FORMAT:
             raise ValueError(f"{path} is not a word-tokenizer file (no format "
                              f"{_FILE_FORMAT!r}); was it saved by another tokenizer class?")
         if data.get("version") != _FILE_VERSION:
             raise ValueError(f"{path} has word-tokenizer version {data.get('version')}, this "
                              f"minibert reads version {_FILE_VERSION}: train and save it again")
-        tokens = data["tokens"]
+        tokens, lowercase = data.get("tokens"), data.get("lowercase")
+        if not isinstance(tokens, list) or not isinstance(lowercase, bool):
+            raise ValueError(f"{path} lacks its 'tokens' list or its 'lowercase' flag: train "
+                             "and save it again")
         if tokens[: len(SPECIAL_TOKENS)] != SPECIAL_TOKENS:
             raise ValueError(f"{path} does not start with the special tokens {SPECIAL_TOKENS}")
-        return cls(tokens[len(SPECIAL_TOKENS):], lowercase=data["lowercase"])
+        return cls(tokens[len(SPECIAL_TOKENS):], lowercase=lowercase)

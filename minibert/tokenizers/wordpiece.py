@@ -32,8 +32,10 @@ rather than by count(ab); its trainer was never released. The encoding side is t
 The special tokens are found by name, so a BERT `vocab.txt` ([PAD]=0, [UNK]=100, [CLS]=101,
 [SEP]=102, [MASK]=103) loads as it is (`WordPiece.from_vocab_file`); a vocabulary trained here
 puts them first, [PAD]=0 [UNK]=1 [CLS]=2 [SEP]=3 [MASK]=4, as `WordTokenizer` does. Special
-tokens written in the text ("the [MASK] sat") are recognized, as in BERT; pass
-`allowed_special="none"` to treat them as ordinary text.
+tokens written in the text ("the [MASK] sat") are ordinary text by default, as in ByteLevelBPE,
+so text from a user or a corpus cannot smuggle in a [SEP] or a [CLS]; pass
+`allowed_special="all"` (or a set such as {"[MASK]"}) to recognise them, as BERT's own
+tokenizer does.
 
 Lone surrogates, control characters, and unassigned or private-use code points (every
 category C* except tab, newline and carriage return) are dropped by the pre-tokenizer, as in
@@ -57,10 +59,14 @@ import re
 import unicodedata
 from collections import Counter
 from collections.abc import Iterable
-from pathlib import Path
 
 from minibert.tokenizers.bpe import PairCounter, _read_lines
-from minibert.tokenizers.word import SPECIAL_TOKENS
+from minibert.tokenizers.word import (
+    SPECIAL_TOKENS,
+    check_text_tokens,
+    token_id,
+    write_tokenizer_file,
+)
 
 __all__ = ["WordPiece", "basic_tokenize"]
 
@@ -181,6 +187,7 @@ class WordPiece:
                 raise ValueError(f"token {token!r} appears twice (ids {self.token_to_id[token]} "
                                  f"and {i}): a vocabulary lists each token once")
             self.token_to_id[token] = i
+        check_text_tokens(self.id_to_token)
         missing = [t for t in SPECIAL_TOKENS if t not in self.token_to_id]
         if missing:
             raise ValueError(f"the vocabulary lacks the special tokens {missing}; every "
@@ -305,11 +312,12 @@ class WordPiece:
         self._cache[word] = pieces
         return pieces
 
-    def tokenize(self, text, allowed_special="all"):
+    def tokenize(self, text, allowed_special="none"):
         """Text -> pieces: "The cat's" -> ['the', 'cat', "'", 's'] (if the vocabulary has them).
 
-        Special tokens written in the text stay whole unless allowed_special="none" (or a set
-        of special tokens to recognize, e.g. {"[MASK]"}).
+        Special tokens written in the text are ordinary text ("[MASK]" -> '[', 'mask', ']')
+        unless allowed_special="all" (or a set of special tokens to recognize, e.g.
+        {"[MASK]"}): the same default as ByteLevelBPE.
         """
         special = _allowed_special(allowed_special)
         if not special:
@@ -325,8 +333,8 @@ class WordPiece:
                     pieces.extend(self.tokenize_word(word))
         return pieces
 
-    def encode(self, text, allowed_special="all"):
-        """Text -> ids; words that cannot be pieced become [UNK]."""
+    def encode(self, text, allowed_special="none"):
+        """Text -> ids; words that cannot be pieced become [UNK]. See `tokenize`."""
         return [self.token_to_id[piece] for piece in self.tokenize(text, allowed_special)]
 
     def decode(self, ids, skip_special=False):
@@ -338,9 +346,7 @@ class WordPiece:
         skip = set(self.special_ids) if skip_special else set()
         pieces = []
         for i in ids:
-            i = int(i)  # also accepts numpy and torch integers
-            if not 0 <= i < self.vocab_size:
-                raise ValueError(f"id {i} is outside the vocabulary (0..{self.vocab_size - 1})")
+            i = token_id(i, self.vocab_size)  # also numpy and torch integers
             if i not in skip:
                 pieces.append(self.id_to_token[i])
         text = " ".join(pieces).replace(" ##", "")
@@ -363,7 +369,7 @@ class WordPiece:
                  f"strip_accents {_flag(self.strip_accents)}",
                  f"max_chars_per_word {self.max_chars_per_word}",
                  f"tokens {self.vocab_size}", *self.id_to_token]
-        Path(path).write_text("\n".join(lines) + "\n", encoding="utf-8")
+        write_tokenizer_file(path, "\n".join(lines) + "\n")
 
     @classmethod
     def load(cls, path):
@@ -388,11 +394,15 @@ class WordPiece:
             if key != name:
                 raise ValueError(f"{path}, line {n + 2}: expected '{name} ...', got {line!r}")
             settings[name] = value
+        if not settings["tokens"].isdigit():
+            raise ValueError(f"{path}, line 5: expected 'tokens N', got 'tokens "
+                             f"{settings['tokens']}'")
         count = int(settings["tokens"])
-        tokens = lines[5:5 + count]
+        tokens = lines[5:]
         if len(tokens) != count:
-            raise ValueError(f"{path} promises {count} tokens but holds {len(tokens)}: the file "
-                             "is cut short")
+            cause = "the file is cut short" if len(tokens) < count else "the count was edited"
+            raise ValueError(f"{path} promises {count} tokens but holds {len(tokens)} ({cause}): "
+                             "the count and the tokens must agree; save the tokenizer again")
         return cls(tokens, lowercase=_unflag(settings["lowercase"]),
                    strip_accents=_unflag(settings["strip_accents"]),
                    max_chars_per_word=int(settings["max_chars_per_word"]))
