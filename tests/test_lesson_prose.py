@@ -38,7 +38,7 @@ CASES = [pytest.param(nb, id=nb.stem) for nb in NOTEBOOKS]
 
 
 def test_every_lesson_is_found():
-    assert len(NOTEBOOKS) >= 13, f"expected the thirteen lessons in {LESSONS}, found {len(NOTEBOOKS)}"
+    assert len(NOTEBOOKS) >= 13, f"expected the thirteen lessons in {LESSONS}: {len(NOTEBOOKS)}"
 
 
 @pytest.mark.parametrize("notebook", CASES)
@@ -67,5 +67,7 @@ def test_relative_links_point_at_files_that_exist(notebook):
 
 def test_the_link_pattern_finds_relative_targets():
     text = ("see [notes](notes/04_albert.md#runs), [code](../minibert/albert.py), "
-            "[lesson](01_bert.ipynb \"BERT\"), [paper](https://arxiv.org/abs/1909.11942), [up](#top)")
-    assert relative_links(text) == ["notes/04_albert.md#runs", "../minibert/albert.py", "01_bert.ipynb"]
+            "[lesson](01_bert.ipynb \"BERT\"), [paper](https://arxiv.org/abs/1909.11942), "
+            "[up](#top)")
+    assert relative_links(text) == ["notes/04_albert.md#runs", "../minibert/albert.py",
+                                    "01_bert.ipynb"]
