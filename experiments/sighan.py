@@ -25,8 +25,8 @@ from pathlib import Path
 
 import torch
 
-from minibert.course import sighan
 from minibert import spelling
+from minibert.course import sighan
 from minibert.snapshots import checksum, save_snapshots
 from minibert.train import train
 
@@ -114,8 +114,8 @@ def _corrector_and_pretrained(name: str, s: sighan.Setup, folder):
 
 
 def finetune(name: str, seed: int, finetune_recipe: sighan.FinetuneRecipe = sighan.FINETUNE, *,
-             recipe: sighan.Recipe = sighan.RECIPE, out: Path | None = None, work: Path | None = None, fresh: bool = False,
-             progress: bool = True) -> dict:
+             recipe: sighan.Recipe = sighan.RECIPE, out: Path | None = None,
+             work: Path | None = None, fresh: bool = False, progress: bool = True) -> dict:
     """Fine-tune one corrector from the pretrained file, score it on SIGHAN-2015, save it."""
     torch.use_deterministic_algorithms(True)
     s = sighan.setup(recipe)
@@ -215,7 +215,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.only in (None, "finetune"):
         for seed in args.seeds:
             for name in args.models:
-                row = finetune(name, seed, f, recipe=recipe, out=out, work=args.work, fresh=args.fresh)
+                row = finetune(name, seed, f, recipe=recipe, out=out, work=args.work,
+                               fresh=args.fresh)
                 print("fine-tuned:", row, flush=True)
     print(f"done in {time.perf_counter() - started:.0f} s", flush=True)
     return 0

