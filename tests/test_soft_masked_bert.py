@@ -312,13 +312,15 @@ def test_missing_package_names_make_setup():
 # ------------------------------------------------------------------ the lesson's graders
 
 
-def test_graders_accept_the_library_and_explain_slips():
+def test_graders_accept_the_library_and_explain_slips(monkeypatch):
     from minibert import check
     from minibert.models.soft_masked_bert import soft_mask as library_soft_mask
 
+    monkeypatch.setattr(check, "_FAILED_ATTEMPTS", {})
     assert check.grade("soft_mask", library_soft_mask, print=False)
     swapped = check.grade("soft_mask", lambda p, e, m: library_soft_mask(p, m, e), print=False)
-    assert not swapped and "wrong values" in swapped.message and "p = 1" in swapped.message
+    assert not swapped and "wrong values" in swapped.message and "check.hint" in swapped.message
+    assert "p = 1" in check.hint("soft_mask", print=False)   # the hint, for who asks for it
     no_axis = check.grade("soft_mask", lambda p, e, m: p * m + (1 - p) * e, print=False)
     assert not no_axis and "unsqueeze(-1)" in no_axis.message
 
