@@ -54,7 +54,7 @@ from minibert.models.electra import (
 from minibert.side_by_side import run_side_by_side
 from minibert.snapshots import save_snapshots, vocabulary_digest
 from minibert.tokenizers import WordTokenizer
-from minibert.train import set_seed, train
+from minibert.train import first_steps_schedule, set_seed, train
 
 LENGTH, BATCH = 32, 32            # lesson 06: sequences of 32 tokens, batches of 32
 LESSON_MLM_STEPS = 480            # lesson 06's budget: the MLM's steps at 1x
@@ -145,17 +145,13 @@ def first_losses(kind: str, layers: int, lr: float, seed: int, budget: float,
                  count: int = FIRST_LOSSES) -> list[float]:
     """The training loss of a run's first `count` steps, without training the rest.
 
-    They fall inside the warmup, where the learning rate of step k is lr (k + 1) / warmup
-    whatever the length of the run; a `count`-step run whose warmup is all of it, at a peak of
-    lr count / warmup, takes the same steps.
+    They fall inside the warmup, so a short run takes the same steps (`first_steps_schedule`).
     """
     run = pretraining(kind, layers, lr, seed, budget)
     warmup = round(WARMUP * run["steps"])                  # as train() rounds a fraction
-    if count > warmup:
-        raise ValueError(f"count must be at most the warmup ({warmup} steps), got {count}")
+    schedule = first_steps_schedule(lr, warmup, count)
     history = train(run["model"], run["next_batch"], lambda m, batch: m(**batch).loss,
-                    steps=count, lr=lr * count / warmup, warmup=count, seed=seed,
-                    progress=False)
+                    **schedule, seed=seed, progress=False)
     return history.loss
 
 

@@ -28,7 +28,7 @@ import torch
 from minibert import spelling
 from minibert.course import sighan
 from minibert.snapshots import checksum, save_snapshots
-from minibert.train import train
+from minibert.train import first_steps_schedule, train
 
 ROOT = Path(__file__).resolve().parents[1]
 WORK = ROOT / ".sighan-work"
@@ -82,18 +82,14 @@ def first_losses(recipe: sighan.Recipe = sighan.RECIPE,
                  count: int = sighan.FIRST_LOSSES) -> list[float]:
     """The pretraining losses of the first `count` steps, without training the rest.
 
-    They fall inside the warmup, where step k's learning rate is lr (k + 1) / warmup whatever
-    the run's length; a `count`-step run whose warmup is all of it, at a peak of
-    lr count / warmup, takes the same steps.
+    They fall inside the warmup, so a short run takes the same steps (`first_steps_schedule`).
     """
     s = sighan.setup(recipe)
     warmup = round(recipe.warmup * recipe.steps)
-    if count > warmup:
-        raise ValueError(f"count must be at most the warmup ({warmup} steps), got {count}")
+    schedule = first_steps_schedule(recipe.lr, warmup, count)
     model = sighan.build_pretraining(s)
-    history = train(model, sighan.pretrain_batches(s), lambda m, b: m(**b).loss, steps=count,
-                    lr=recipe.lr * count / warmup, warmup=count, seed=recipe.seed,
-                    progress=False)
+    history = train(model, sighan.pretrain_batches(s), lambda m, b: m(**b).loss, **schedule,
+                    seed=recipe.seed, progress=False)
     return history.loss
 
 
@@ -158,11 +154,10 @@ def finetune_first_losses(name: str, seed: int, finetune_recipe=sighan.FINETUNE,
     s = sighan.setup(recipe)
     f = finetune_recipe
     warmup = round(f.warmup * f.steps)
-    if count > warmup:
-        raise ValueError(f"count must be at most the warmup ({warmup} steps), got {count}")
+    schedule = first_steps_schedule(f.lr, warmup, count)
     model, _ = _corrector_and_pretrained(name, s, folder)
-    history = train(model, sighan.finetune_batches(s, seed, f), correction_step, steps=count,
-                    lr=f.lr * count / warmup, warmup=count, seed=seed, progress=False)
+    history = train(model, sighan.finetune_batches(s, seed, f), correction_step, **schedule,
+                    seed=seed, progress=False)
     return history.loss
 
 

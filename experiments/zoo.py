@@ -32,7 +32,7 @@ import torch
 from minibert.course import paths, zoo
 from minibert.side_by_side import run_side_by_side
 from minibert.snapshots import save_snapshots
-from minibert.train import train
+from minibert.train import first_steps_schedule, train
 
 ROOT = Path(__file__).resolve().parents[1]
 WORK = ROOT / ".zoo-work"
@@ -130,22 +130,18 @@ def first_losses(name: str, recipe: zoo.Recipe = zoo.RECIPE, count: int = zoo.FI
                  folder=None) -> list[float]:
     """The training losses of member `name`'s first `count` steps, without training the rest.
 
-    They fall inside the warmup, where step k's learning rate is lr (k + 1) / warmup whatever
-    the run's length; a `count`-step run whose warmup is all of it, at a peak of
-    lr count / warmup, takes the same steps.
+    They fall inside the warmup, so a short run takes the same steps (`first_steps_schedule`).
     """
     s = zoo.setup(recipe)
     warmup = round(recipe.warmup * recipe.steps)
-    if count > warmup:
-        raise ValueError(f"count must be at most the warmup ({warmup} steps), got {count}")
+    schedule = first_steps_schedule(recipe.lr, warmup, count)
     teacher = None
     if zoo.MEMBERS[name].teacher is not None:
         teacher = zoo.load(zoo.MEMBERS[name].teacher, s=s, folder=folder).model
     model = zoo.build(name, s, teacher=teacher)
     batches = zoo.MEMBERS[name].batches(s, recipe.seed)
-    history = train(model, batches, lambda m, b: loss_of(m(**b)), steps=count,
-                    lr=recipe.lr * count / warmup, warmup=count, accumulation=recipe.shards,
-                    seed=recipe.seed, progress=False)
+    history = train(model, batches, lambda m, b: loss_of(m(**b)), **schedule,
+                    accumulation=recipe.shards, seed=recipe.seed, progress=False)
     return history.loss
 
 

@@ -27,7 +27,8 @@ import torch
 from torch import nn
 from tqdm.auto import tqdm
 
-__all__ = ["History", "lr_schedule", "parameter_groups", "set_seed", "train"]
+__all__ = ["History", "first_steps_schedule", "lr_schedule", "parameter_groups", "set_seed",
+           "train"]
 
 
 def set_seed(seed: int) -> torch.Generator:
@@ -42,6 +43,19 @@ def set_seed(seed: int) -> torch.Generator:
     np.random.seed(seed % 2**32)
     torch.manual_seed(seed)
     return torch.Generator().manual_seed(seed)
+
+
+def first_steps_schedule(lr: float, warmup: int, count: int) -> dict[str, float | int]:
+    """`train` arguments that retrain only the first `count` steps of a run warming up over
+    `warmup` steps to `lr`, as the replay tests do.
+
+    Inside the warmup, step k's learning rate is lr (k + 1) / warmup whatever the run's length;
+    a `count`-step run whose warmup is all of it, at a peak of lr count / warmup, takes the
+    same steps.
+    """
+    if count > warmup:
+        raise ValueError(f"count must be at most the warmup ({warmup} steps), got {count}")
+    return {"steps": count, "lr": lr * count / warmup, "warmup": count}
 
 
 def lr_schedule(step: int, total: int, warmup: int, peak: float) -> float:
