@@ -1,11 +1,13 @@
-"""Graders for the lessons' "your turn" exercises.
+"""Graders for the lessons' "your turn" exercises: the engine, the registry, the hints.
 
 `compare(student_fn, reference_fn, make_inputs)` calls both functions on the same random
 inputs and says exactly what differs: an exception (with the line of your code that raised
 it), the wrong type, the wrong number of outputs, shape, dtype, or the largest difference and
 where it is. A wrong answer never raises (the notebook keeps running) unless `strict=True`.
 
-Lessons register their exercises by name, so a cell only needs
+Each lesson's exercises live beside the lesson, in `lessons/graders/NN_<lesson>.py` (the
+reference, the input generator and the hint of each, registered with `register`); this module
+loads them when it is imported, so a cell only needs
 
     check.grade("attention", my_attention)
 
@@ -15,11 +17,8 @@ reproducible. Trial numbers let early trials be small and easy and later ones ad
 cases (padding masks, odd sizes).
 
 From a shell, `python -m minibert.check` lists the exercises by lesson, and
-`python -m minibert.check answers.py ...` grades files of answers (functions named after the
-exercises, or a `GRADERS` dict): a class's submissions can be graded in one command. Each file
-is graded in its own Python process, with no input and a time limit (`--timeout`, 60 s), so a
-file that exits, loops or changes torch's global state cannot stop or skew the others. The
-status is 2 if a file could not be graded, else 1 if an answer failed, else 0.
+`python -m minibert.check answers.py ...` grades files of answers, each in its own process
+(`minibert.course.answer_files`): a class's submissions can be graded in one command.
 """
 
 from __future__ import annotations
@@ -36,7 +35,7 @@ from typing import Any
 import torch
 
 __all__ = ["CheckResult", "Grader", "answers_in", "compare", "exercise_list", "grade", "graders",
-           "hint", "main", "register"]
+           "hint", "load_lesson_graders", "main", "register"]
 
 PASS, FAIL = "✓", "✗"
 INPUTS_ASIDE = " (see result.inputs)"  # a failure's pointer to its inputs, for notebook users
@@ -399,13 +398,49 @@ def graders() -> list[str]:
     return sorted(_GRADERS)
 
 
+def _unknown(name: str) -> ValueError:
+    """The error for an exercise name nobody registered, naming the fix."""
+    if not _GRADERS:
+        return ValueError(f"no exercise called {name!r}: no lesson graders were found in "
+                          f"{_graders_folder()}; set MINIBERT_HOME to a clone of the course")
+    return ValueError(f"no exercise called {name!r}; known exercises: {', '.join(graders())}")
+
+
+def _graders_folder():
+    from .course.paths import LESSONS
+
+    return LESSONS / "graders"
+
+
+def load_lesson_graders() -> list[str]:
+    """Register the exercises of every lesson: one file per lesson in `lessons/graders/`.
+
+    Each file (for example `lessons/graders/06_electra.py`) holds its lesson's references,
+    input generators and hints, beside the lesson's answers in `lessons/solutions/`. Returns
+    the names of the files loaded; runs once, when this module is imported.
+    """
+    import importlib.util
+
+    loaded = []
+    for file in sorted(_graders_folder().glob("[0-9][0-9]_*.py")):
+        module_name = f"minibert_graders_{file.stem}"
+        if module_name in sys.modules:
+            continue
+        spec = importlib.util.spec_from_file_location(module_name, file)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[module_name] = module
+        spec.loader.exec_module(module)
+        loaded.append(file.stem)
+    return loaded
+
+
 _FAILED_ATTEMPTS: dict[str, int] = {}   # exercise -> real attempts that failed, this session
 
 
 def hint(name: str, *, print: bool = True) -> str:
     """The hint of exercise `name`: what `grade` shows from the second failed attempt on."""
     if name not in _GRADERS:
-        raise ValueError(f"no exercise called {name!r}; known exercises: {', '.join(graders())}")
+        raise _unknown(name)
     text = _GRADERS[name].hint or "this exercise has no hint: reread the cell above it"
     if print:
         builtins.print(f"hint for {name}: {text}")
@@ -422,7 +457,7 @@ def grade(
     hint is shown with the verdict.
     """
     if name not in _GRADERS:
-        raise ValueError(f"no exercise called {name!r}; known exercises: {', '.join(graders())}")
+        raise _unknown(name)
     grader = _GRADERS[name]
     result = compare(
         student_fn,
@@ -444,652 +479,6 @@ def grade(
     return result
 
 
-# ---------------------------------------------------------------------------------------------
-# exercise "attention": scaled dot-product attention with a key padding mask
-
-
-def _reference_attention(
-    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tensor | None = None
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """softmax(q k^T / sqrt(d) + mask_bias) v, returning (output, probabilities).
-
-    q, k, v: (B, heads, T, d). mask: (B, T) bool, True at real tokens; padded keys get a bias
-    of -inf, so they receive probability 0.
-    """
-    d = q.size(-1)
-    scores = q @ k.transpose(-2, -1) / math.sqrt(d)  # (B, heads, T, T)
-    if mask is not None:
-        bias = torch.zeros(mask.shape, dtype=scores.dtype)  # (B, T)
-        bias = bias.masked_fill(~mask, float("-inf"))  # (B, T): -inf at padding
-        scores = scores + bias[:, None, None, :]  # (B, heads, T, T), broadcast over queries
-    probs = scores.softmax(dim=-1)  # (B, heads, T, T), each row sums to 1
-    return probs @ v, probs  # (B, heads, T, d), (B, heads, T, T)
-
-
-_ATTENTION_SHAPES = [(1, 1, 4, 8), (2, 2, 5, 4), (2, 2, 6, 8), (3, 4, 7, 16), (2, 3, 9, 4)]
-
-
-def _attention_inputs(trial: int, generator: torch.Generator) -> tuple:
-    """Trial 0: no mask argument; trial 1: mask=None; later trials: padded batches."""
-    B, heads, T, d = _ATTENTION_SHAPES[trial % len(_ATTENTION_SHAPES)]
-    q, k, v = (torch.randn(B, heads, T, d, generator=generator) for _ in range(3))
-    if trial == 0:
-        return q, k, v
-    if trial == 1:
-        return q, k, v, None
-    lengths = torch.randint(1, T + 1, (B,), generator=generator)  # (B,) real tokens per row
-    lengths[0] = max(1, T // 2)  # at least one row is padded
-    mask = torch.arange(T)[None, :] < lengths[:, None]  # (B, T), True = real token
-    return q, k, v, mask
-
-
-register(
-    "attention",
-    _reference_attention,
-    _attention_inputs,
-    hint=(
-        "scores = q @ k.transpose(-2, -1) / math.sqrt(d); give padded keys (mask False) a "
-        "score of -inf before the softmax over the last dimension; return (probs @ v, probs)"
-    ),
-    output_names=("output", "probabilities"),
-    lesson="01_bert",
-)
-
-
-# ---------------------------------------------------------------------------------------------
-# exercises "get_stats" and "merge": the two helpers of BPE (lesson 02)
-
-
-def _random_ids(generator: torch.Generator, length: int, vocab: int) -> list[int]:
-    return torch.randint(0, vocab, (length,), generator=generator).tolist()
-
-
-def _get_stats_inputs(trial: int, generator: torch.Generator) -> tuple:
-    """Trial 0: the docstring's example; then an empty list, one id, and random lists."""
-    fixed = {0: [1, 2, 3, 1, 2], 1: [], 2: [7], 3: [5, 5, 5, 5]}
-    if trial in fixed:
-        return (fixed[trial],)
-    return (_random_ids(generator, 40, 6),)
-
-
-def _merge_inputs(trial: int, generator: torch.Generator) -> tuple:
-    """Trial 0: the docstring's example; trial 1: an overlapping run; then random lists."""
-    if trial == 0:
-        return [1, 2, 3, 1, 2], (1, 2), 4
-    if trial == 1:
-        return [1, 1, 1, 2, 1, 1], (1, 1), 9
-    ids = _random_ids(generator, 40, 5)
-    start = int(torch.randint(0, len(ids) - 1, (1,), generator=generator))
-    return ids, (ids[start], ids[start + 1]), 256
-
-
-def _reference_get_stats(ids):
-    from .tokenizers.bpe import get_stats
-
-    return get_stats(ids)
-
-
-def _reference_merge(ids, pair, idx):
-    from .tokenizers.bpe import merge
-
-    return merge(ids, pair, idx)
-
-
-register(
-    "get_stats",
-    _reference_get_stats,
-    _get_stats_inputs,
-    hint=("loop over zip(ids, ids[1:]) and count each (left, right) pair in a dict: "
-          "counts[pair] = counts.get(pair, 0) + 1"),
-    trials=6,
-    lesson="02_tokenization",
-)
-
-register(
-    "merge",
-    _reference_merge,
-    _merge_inputs,
-    hint=("walk through ids with an index i; where ids[i], ids[i + 1] equal the pair, append idx "
-          "and skip two, otherwise append ids[i] and move on by one"),
-    trials=6,
-    lesson="02_tokenization",
-)
-
-
-# ---------------------------------------------------------------------------------------------
-# exercise "albert_parameters": ALBERT's parameter count per embedding size and sharing mode
-
-
-def _reference_albert_parameters(vocab_size, embedding_size, hidden_size, num_layers, sharing):
-    """Parameters of the word table (+ the E -> H projection when E != H) and of the layers,
-    counted from a model built on the meta device (no memory), each shared tensor once."""
-    from .config import BertConfig
-    from .encoder import Embeddings, build_layers
-    from .measure import count_parameters
-
-    config = BertConfig(vocab_size=vocab_size, hidden_size=hidden_size, num_layers=num_layers,
-                        num_heads=1, embedding_size=embedding_size, sharing=sharing)
-    with torch.device("meta"):
-        embeddings, layers = Embeddings(config), build_layers(config)
-    table = embeddings.word.weight.numel()
-    projection = count_parameters(embeddings.project) if embeddings.project is not None else 0
-    return table + projection + count_parameters(layers)
-
-
-def _albert_parameters_inputs(trial: int, generator: torch.Generator) -> tuple:
-    """Trial 0: lesson 04's ALBERT; 1: BERT's full table; 2-5: each sharing mode, random sizes."""
-    if trial == 0:
-        return 500, 32, 128, 6, "all"
-    if trial == 1:
-        return 500, 128, 128, 6, "none"
-    sharing = ("none", "all", "attention", "ffn")[(trial - 2) % 4]
-    vocab = int(torch.randint(100, 3000, (1,), generator=generator))
-    embedding = int(torch.randint(4, 64, (1,), generator=generator))
-    hidden = 16 * int(torch.randint(5, 12, (1,), generator=generator))
-    layers = int(torch.randint(2, 13, (1,), generator=generator))
-    return vocab, embedding, hidden, layers, sharing
-
-
-register(
-    "albert_parameters",
-    _reference_albert_parameters,
-    _albert_parameters_inputs,
-    hint=("table: V*E, plus E*H + H for the projection when E != H (V*H otherwise). One "
-          "attention block: 4*(H*H + H) + 2*H; one FFN block (4H wide): 8*H*H + 5*H + 2*H. "
-          "Count L copies of a block unless the sharing mode shares it, then count one"),
-    trials=6,
-    atol=0.5,
-    rtol=0.0,
-    lesson="04_albert",
-)
-
-
-# ---------------------------------------------------------------------------------------------
-# exercise "roberta_position_ids": RoBERTa's position ids, offset by the padding index (lesson 03)
-
-
-def _reference_roberta_position_ids(input_ids: torch.Tensor, pad_token_id: int,
-                                    padding_idx: int) -> torch.Tensor:
-    from .models.roberta import position_ids_from_input_ids
-
-    return position_ids_from_input_ids(input_ids, pad_token_id, padding_idx)
-
-
-def _roberta_position_inputs(trial: int, generator: torch.Generator) -> tuple:
-    """Trial 0: the lesson's example; then padded batches with RoBERTa's pad 1 or pad 0."""
-    if trial == 0:
-        return torch.tensor([[0, 31, 32, 2, 1, 1]]), 1, 1
-    batch, length = 2 + trial % 3, 5 + trial
-    ids = torch.randint(5, 50, (batch, length), generator=generator)             # (B, T)
-    lengths = torch.randint(1, length + 1, (batch,), generator=generator)        # (B,)
-    pad = 1 if trial % 2 else 0
-    ids[torch.arange(length)[None, :] >= lengths[:, None]] = pad                 # right padding
-    return ids, pad, 1 if trial < 4 else 2
-
-
-register(
-    "roberta_position_ids",
-    _reference_roberta_position_ids,
-    _roberta_position_inputs,
-    hint=("real = (input_ids != pad_token_id).long(); position_ids = torch.cumsum(real, dim=1) "
-          "* real + padding_idx: real tokens count from padding_idx + 1, padding gets padding_idx"),
-    trials=6,
-    atol=0.0,
-    rtol=0.0,
-    lesson="03_roberta",
-)
-
-
-# ---------------------------------------------------------------------------------------------
-# exercise "fastbert_uncertainty": entropy normalized by log N (lesson 10)
-
-
-def _reference_fastbert_uncertainty(logits: torch.Tensor) -> torch.Tensor:
-    from .models.fastbert import normalized_entropy
-
-    return normalized_entropy(logits).to(logits.dtype)
-
-
-def _fastbert_uncertainty_inputs(trial: int, generator: torch.Generator) -> tuple:
-    """Trial 0: the lesson's example; then random (B, N) logits; the last has huge gaps."""
-    if trial == 0:
-        return (torch.tensor([[2.0, -1.0], [0.0, 0.0], [5.0, 5.0]]),)
-    classes = (2, 3, 4, 10, 2)[(trial - 1) % 5]
-    scale = 300.0 if trial == 5 else 1.0 + trial
-    return (scale * torch.randn(4 + trial, classes, generator=generator),)
-
-
-register(
-    "fastbert_uncertainty",
-    _reference_fastbert_uncertainty,
-    _fastbert_uncertainty_inputs,
-    hint=("log_p = F.log_softmax(logits, dim=-1); entropy = -(log_p.exp() * log_p).sum(-1); "
-          "divide by math.log(N) with N = logits.shape[-1]. Taking log(softmax(...)) instead "
-          "gives log(0) = -inf and 0 * -inf = nan for very confident logits"),
-    trials=6,
-    atol=1e-5,
-    rtol=1e-4,
-    lesson="10_fastbert",
-)
-
-
-# ---------------------------------------------------------------------------------------------
-# exercises "temperature_softmax" and "kd_loss": Hinton's distillation (lesson 05)
-
-
-def _reference_temperature_softmax(logits: torch.Tensor, temperature: float) -> torch.Tensor:
-    from .distill import softmax_with_temperature
-
-    return softmax_with_temperature(logits, temperature)
-
-
-def _reference_kd_loss(student_logits: torch.Tensor, teacher_logits: torch.Tensor,
-                       temperature: float) -> torch.Tensor:
-    from .distill import kd_loss
-
-    return kd_loss(student_logits, teacher_logits, temperature)
-
-
-_TEMPERATURES = (1.0, 2.0, 0.5, 4.0, 8.0, 2.0)
-
-
-def _temperature_softmax_inputs(trial: int, generator: torch.Generator) -> tuple:
-    """Trials 0-4: random (N, C) logits at several T; trial 5: logits in the hundreds (overflow)."""
-    rows, classes = 2 + trial, 3 + 2 * trial
-    logits = 3 * torch.randn(rows, classes, generator=generator)                 # (N, C)
-    if trial == 5:
-        logits = logits * 100                                                    # exp() overflows
-    return logits, _TEMPERATURES[trial]
-
-
-def _kd_loss_inputs(trial: int, generator: torch.Generator) -> tuple:
-    """Random (N, C) student and teacher logits at several temperatures."""
-    rows, classes = 2 + trial, 3 + 2 * trial
-    student = 2 * torch.randn(rows, classes, generator=generator)                # (N, C)
-    teacher = 2 * torch.randn(rows, classes, generator=generator)                # (N, C)
-    return student, teacher, _TEMPERATURES[trial]
-
-
-register(
-    "temperature_softmax",
-    _reference_temperature_softmax,
-    _temperature_softmax_inputs,
-    hint=("scaled = logits / temperature; subtract scaled.max(dim=-1, keepdim=True).values so "
-          "exp() cannot overflow; then exp and divide by the sum over the last dimension"),
-    trials=6,
-    lesson="05_distilbert",
-)
-
-register(
-    "kd_loss",
-    _reference_kd_loss,
-    _kd_loss_inputs,
-    hint=("p = softmax(teacher / T), log q = log_softmax(student / T); KL per row = "
-          "sum_c p (log p - log q); average the rows (batchmean) and multiply by T ** 2"),
-    trials=6,
-    lesson="05_distilbert",
-)
-
-
-# ---------------------------------------------------------------------------------------------
-# exercise "c2p_scores": DeBERTa's content-to-position term with a gather (lesson 07)
-
-
-def _reference_c2p_scores(query: torch.Tensor, position_key: torch.Tensor,
-                          relative: torch.Tensor, span: int) -> torch.Tensor:
-    """Qc[i] . Kr[d(i, j)] with d(i, j) = clamp(r(i, j) + k, 0, 2k - 1), unscaled."""
-    from .disentangled import relative_index
-
-    every_position = query @ position_key.transpose(-2, -1)                  # (B, h, T_q, 2k)
-    index = relative_index(relative, span)                                    # (T_q, T_k)
-    batch, heads, query_length, _ = every_position.shape
-    return every_position.gather(-1, index.expand(batch, heads, query_length, index.size(-1)))
-
-
-def _c2p_inputs(trial: int, generator: torch.Generator) -> tuple:
-    """Trial 0: the lesson's 5 tokens with k = 2 (so the clamp matters); then random sizes, k
-    smaller and larger than the sequence."""
-    from .disentangled import relative_positions
-
-    if trial == 0:
-        batch, heads, length, d, span = 1, 1, 5, 4, 2
-    else:
-        batch, heads = 1 + trial % 2, 1 + trial % 3
-        length = int(torch.randint(3, 10, (1,), generator=generator))
-        d = int(torch.randint(2, 6, (1,), generator=generator))
-        span = (2, length + 2, 3, 1, length)[trial % 5]
-    query = torch.randn(batch, heads, length, d, generator=generator)         # (B, h, T, d)
-    position_key = torch.randn(heads, 2 * span, d, generator=generator)       # (h, 2k, d)
-    return query, position_key, relative_positions(length, length), span
-
-
-register(
-    "c2p_scores",
-    _reference_c2p_scores,
-    _c2p_inputs,
-    hint=("first every query against every table row: query @ position_key.transpose(-2, -1) "
-          "is (B, h, T, 2k); the row for key j is clamp(relative + span, 0, 2 * span - 1); pick "
-          "it with .gather(-1, index.expand(B, h, T, T))"),
-    trials=8,
-    lesson="07_deberta",
-)
-
-
-# ---------------------------------------------------------------------------------------------
-# exercises "tinybert_layer_mapping" and "tinybert_attention_mse" (lesson 08)
-
-
-def _reference_tinybert_layer_mapping(num_student_layers: int, num_teacher_layers: int):
-    from .models.tinybert import layer_mapping
-
-    return layer_mapping(num_student_layers, num_teacher_layers)
-
-
-def _tinybert_layer_mapping_inputs(trial: int, generator: torch.Generator) -> tuple:
-    """The paper's 4-from-12, lesson 08's 2-from-4, then other divisible depths."""
-    return [(4, 12), (2, 4), (3, 6), (1, 4), (6, 12), (2, 2)][trial % 6]
-
-
-register(
-    "tinybert_layer_mapping",
-    _reference_tinybert_layer_mapping,
-    _tinybert_layer_mapping_inputs,
-    hint=("return a list of M + 1 teacher hidden-state indices: [m * (N // M) for m in "
-          "range(M + 1)]; index 0 is the embedding layer, so it maps to 0"),
-    trials=6,
-    atol=0.0,
-    rtol=0.0,
-    lesson="08_tinybert",
-)
-
-
-def _reference_tinybert_attention_mse(student_scores: torch.Tensor,
-                                      teacher_scores: torch.Tensor) -> torch.Tensor:
-    from .models.tinybert import attention_mse
-
-    return attention_mse(student_scores, teacher_scores)
-
-
-def _tinybert_attention_inputs(trial: int, generator: torch.Generator) -> tuple:
-    """Scores of the same shape; from trial 1 on, padded keys carry the additive mask."""
-    from .attention import attention_bias
-
-    B, heads, T = [(1, 2, 4), (2, 4, 6), (3, 4, 5), (2, 2, 7), (4, 4, 8)][trial % 5]
-    student = torch.randn(B, heads, T, T, generator=generator)                # (B, h, T, T)
-    teacher = 2 * torch.randn(B, heads, T, T, generator=generator)            # (B, h, T, T)
-    if trial > 0:
-        lengths = torch.randint(1, T + 1, (B,), generator=generator)          # (B,)
-        lengths[0] = max(1, T // 2)                                           # one row padded
-        mask = torch.arange(T)[None, :] < lengths[:, None]                    # (B, T)
-        bias = attention_bias(mask, T, T)                                     # (B, 1, 1, T)
-        student, teacher = student + bias, teacher + bias
-    return student, teacher
-
-
-register(
-    "tinybert_attention_mse",
-    _reference_tinybert_attention_mse,
-    _tinybert_attention_inputs,
-    hint=("set every score <= -100 to 0 in BOTH tensors (torch.where(s <= -100, 0.0, s)), "
-          "then return ((student - teacher) ** 2).mean() over all entries"),
-    output_names=None,
-    lesson="08_tinybert",
-)
-
-
-# ---------------------------------------------------------------------------------------------
-# exercise "bilstm_summary": the BiLSTM sentence vector without padding (lesson 09)
-
-
-def _reference_bilstm_summary(outputs: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
-    from .models.bilstm import bilstm_summary
-
-    return bilstm_summary(outputs, lengths)
-
-
-def _bilstm_summary_inputs(trial: int, generator: torch.Generator) -> tuple:
-    """Trial 0: no padding; later trials: right-padded batches of different lengths."""
-    B, T, H = [(2, 5, 3), (3, 6, 4), (4, 7, 2), (2, 9, 5), (5, 4, 3)][trial % 5]
-    outputs = torch.randn(B, T, 2 * H, generator=generator)                   # (B, T, 2H)
-    if trial == 0:
-        return outputs, torch.full((B,), T)
-    lengths = torch.randint(1, T + 1, (B,), generator=generator)              # (B,)
-    lengths[0] = max(1, T // 2)                                               # one row padded
-    outputs = outputs * (torch.arange(T)[None, :, None] < lengths[:, None, None])  # zero pads
-    return outputs, lengths
-
-
-register(
-    "bilstm_summary",
-    _reference_bilstm_summary,
-    _bilstm_summary_inputs,
-    hint=("H = outputs.size(-1) // 2; forward half at the last real token: "
-          "outputs[torch.arange(B), lengths - 1, :H]; backward half at the first token: "
-          "outputs[:, 0, H:]; concatenate them on the last dimension"),
-    atol=0.0,
-    rtol=0.0,
-    lesson="09_distil_bilstm",
-)
-
-
-# ---------------------------------------------------------------------------------------------
-# exercise "electra_labels": ELECTRA's discriminator input and labels (lesson 06)
-
-
-def _reference_electra_labels(input_ids: torch.Tensor, selected: torch.Tensor,
-                              sampled_ids: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    from .corruption import replace_tokens
-
-    return replace_tokens(input_ids, selected, sampled_ids)
-
-
-def _electra_labels_inputs(trial: int, generator: torch.Generator) -> tuple:
-    """Trial 0: a hand-made row where one sample equals the original; then random batches
-    over a small vocabulary, so that many samples reproduce the original token."""
-    if trial == 0:
-        input_ids = torch.tensor([[2, 10, 11, 12, 13, 3, 0]])
-        selected = torch.tensor([[False, True, False, True, True, False, False]])
-        sampled = torch.tensor([[2, 10, 11, 40, 13, 3, 0]])     # 10 and 13: sampled correctly
-        return input_ids, selected, sampled
-    batch, length, vocab = 2 + trial % 3, 6 + 2 * trial, 5 + 3 * trial
-    input_ids = torch.randint(5, 5 + vocab, (batch, length), generator=generator)  # (B, T)
-    selected = torch.rand(batch, length, generator=generator) < 0.3               # (B, T)
-    guess_right = torch.rand(batch, length, generator=generator) < 0.4             # (B, T)
-    sampled = torch.randint(5, 5 + vocab, (batch, length), generator=generator)    # (B, T)
-    sampled = torch.where(guess_right, input_ids, sampled)
-    return input_ids, selected, sampled
-
-
-register(
-    "electra_labels",
-    _reference_electra_labels,
-    _electra_labels_inputs,
-    hint=("corrupted = torch.where(selected, sampled_ids, input_ids); the label is 1.0 where "
-          "corrupted != input_ids (a sample equal to the original is real, 0.0), as a float "
-          "tensor: (corrupted != input_ids).float()"),
-    trials=6,
-    atol=0.0,
-    rtol=0.0,
-    output_names=("corrupted_ids", "is_replaced"),
-    lesson="06_electra",
-)
-
-
-# ---------------------------------------------------------------------------------------------
-# exercise "trigram_starts": where StructBERT may shuffle a trigram (lesson 11)
-
-
-def _reference_trigram_starts(input_ids: torch.Tensor, mlm_labels: torch.Tensor,
-                              special_ids: list) -> torch.Tensor:
-    from .structure import trigram_starts
-
-    return trigram_starts(input_ids, mlm_labels, special_ids)
-
-
-def _trigram_starts_inputs(trial: int, generator: torch.Generator) -> tuple:
-    """Trial 0: the lesson's example; then padded, masked batches with repeated tokens."""
-    if trial == 0:
-        ids = torch.tensor([[2, 10, 11, 4, 12, 13, 14, 3, 0]])
-        labels = torch.full_like(ids, -100)
-        labels[0, 3] = 15
-        return ids, labels, [0, 1, 2, 3, 4]
-    batch, length = 2 + trial % 3, 6 + 3 * trial
-    ids = torch.randint(5, 9 if trial >= 3 else 40, (batch, length), generator=generator)
-    ids[:, 0] = 2
-    ends = torch.randint(length // 2, length + 1, (batch,), generator=generator)
-    ids[torch.arange(length)[None, :] >= ends[:, None]] = 0                     # padding
-    chosen = (torch.rand(batch, length, generator=generator) < 0.15) & (ids > 4)
-    labels = torch.where(chosen, ids, torch.full_like(ids, -100))               # MLM positions
-    ids = torch.where(chosen & (torch.rand(batch, length, generator=generator) < 0.8),
-                      torch.full_like(ids, 4), ids)                               # [MASK]
-    return ids, labels, [0, 1, 2, 3, 4]
-
-
-register(
-    "trigram_starts",
-    _reference_trigram_starts,
-    _trigram_starts_inputs,
-    hint=("free = ~torch.isin(input_ids, torch.tensor(special_ids)) & (mlm_labels == -100); a "
-          "start j needs free[:, j], free[:, j+1], free[:, j+2] and not (x_j == x_j+1 == x_j+2); "
-          "the last two columns are False. MLM positions kept unchanged are not free either"),
-    trials=6,
-    atol=0.0,
-    rtol=0.0,
-    lesson="11_structbert",
-)
-
-
-# ---------------------------------------------------------------------------------------------
-# exercises "soft_mask" and "sentence_detection": Soft-Masked BERT (lesson 12)
-
-
-def _reference_soft_mask(p: torch.Tensor, e: torch.Tensor, e_mask: torch.Tensor) -> torch.Tensor:
-    from .models.soft_masked_bert import soft_mask
-
-    return soft_mask(p, e, e_mask)
-
-
-def _soft_mask_inputs(trial: int, generator: torch.Generator) -> tuple:
-    """Trial 0: one sentence, p of exactly 0, 1 and 0.5; then random batches whose T differs
-    from H (a missing unsqueeze cannot broadcast by luck)."""
-    if trial == 0:
-        p = torch.tensor([[0.0, 1.0, 0.5]])                                      # (1, 3)
-        e = torch.randn(1, 3, 4, generator=generator)                            # (1, 3, 4)
-        return p, e, torch.randn(1, 3, 4, generator=generator)
-    B, T, H = [(2, 5, 8), (3, 7, 4), (1, 9, 6), (4, 6, 10), (2, 3, 16)][trial % 5]
-    p = torch.rand(B, T, generator=generator)                                    # (B, T)
-    e = torch.randn(B, T, H, generator=generator)                                # (B, T, H)
-    e_mask = torch.randn(B, T, H, generator=generator)                           # (B, T, H)
-    return p, e, e_mask
-
-
-register(
-    "soft_mask",
-    _reference_soft_mask,
-    _soft_mask_inputs,
-    hint=("p is (B, T) and the embeddings (B, T, H): give p a last axis with p.unsqueeze(-1), "
-          "then p * e_mask + (1 - p) * e. p is the probability of an ERROR, so p = 1 means "
-          "'use [MASK]' and p = 0 means 'keep the character'"),
-    trials=6,
-    lesson="12_soft_masked_bert",
-)
-
-
-def _reference_sentence_detection(sources: list, predictions: list,
-                                  targets: list) -> tuple[float, float, float, float]:
-    from .spelling import sentence_metrics
-
-    s = sentence_metrics(sources, predictions, targets)
-    return s["d_acc"], s["d_p"], s["d_r"], s["d_f1"]
-
-
-def _sentence_detection_inputs(trial: int, generator: torch.Generator) -> tuple:
-    """Trial 0: the lesson's four sentences; then random sentences over a 6-letter alphabet
-    with gold errors, missed errors, false alarms and right positions with wrong letters."""
-    if trial == 0:
-        return (["今天天汽好", "我们去学校", "他很高心", "你好吗"],
-                ["今天天气好", "我们去学笑", "他很高星", "你好吗"],
-                ["今天天气好", "我们去学校", "他很高兴", "你好吗"])
-    letters = "abcdef"
-    sources, predictions, targets = [], [], []
-    for _ in range(6 + 3 * trial):
-        n = int(torch.randint(3, 9, (1,), generator=generator))
-        target = [letters[int(i)] for i in torch.randint(0, 6, (n,), generator=generator)]
-        source, prediction = list(target), list(target)
-        for i in range(n):
-            roll = float(torch.rand(1, generator=generator))
-            other = letters[(letters.index(target[i]) + 1) % 6]
-            if roll < 0.15:                          # a gold error the model fixes
-                source[i] = other
-            elif roll < 0.25:                        # a gold error the model misses
-                source[i] = prediction[i] = other
-            elif roll < 0.30:                        # found, but the wrong letter
-                source[i] = other
-                prediction[i] = letters[(letters.index(target[i]) + 2) % 6]
-            elif roll < 0.35:                        # a false alarm
-                prediction[i] = other
-        sources.append("".join(source))
-        predictions.append("".join(prediction))
-        targets.append("".join(target))
-    return sources, predictions, targets
-
-
-register(
-    "sentence_detection",
-    _reference_sentence_detection,
-    _sentence_detection_inputs,
-    hint=("per sentence: gold = {i: source[i] != target[i]}, flagged = {i: source[i] != "
-          "prediction[i]}; a sentence is right when flagged == gold (the letters do not matter "
-          "for detection). accuracy = right / all; precision = right sentences WITH gold errors "
-          "/ sentences with any flag; recall = the same / sentences with gold errors; F1 = "
-          "2PR / (P + R), and 0.0 when a denominator is 0"),
-    trials=6,
-    output_names=("accuracy", "precision", "recall", "f1"),
-    lesson="12_soft_masked_bert",
-)
-
-
-# ---------------------------------------------------------------------------------------------
-# exercise "pareto_front": the models no other model beats on cost and quality (lesson 13)
-
-
-def _reference_pareto_front(cost: torch.Tensor, quality: torch.Tensor) -> torch.Tensor:
-    from .compare import pareto_front
-
-    return pareto_front(cost, quality)
-
-
-def _pareto_front_inputs(trial: int, generator: torch.Generator) -> tuple:
-    """Trial 0: the lesson's example; then random clouds with ties in cost, quality or both."""
-    if trial == 0:
-        return (torch.tensor([1.0, 2.0, 2.0, 3.0, 4.0]),      # latency (ms)
-                torch.tensor([0.60, 0.80, 0.70, 0.80, 0.90]))  # accuracy
-    n = 4 + 3 * trial
-    cost = torch.randint(1, 6, (n,), generator=generator).double()
-    quality = torch.randint(0, 6, (n,), generator=generator).double() / 5
-    if trial % 2:
-        cost[1], quality[1] = cost[0], quality[0]                              # an exact tie
-    return cost, quality
-
-
-register(
-    "pareto_front",
-    _reference_pareto_front,
-    _pareto_front_inputs,
-    hint=("model i is off the front when some j has cost[j] <= cost[i] and quality[j] >= "
-          "quality[i] and is strictly better in one of the two; equal models both stay on it. "
-          "Return a bool tensor of shape (N,)"),
-    trials=6,
-    atol=0.0,
-    rtol=0.0,
-    lesson="13_comparison",
-)
-
-
-# ---------------------------------------------------------------------------------------------
-# the command line: list the exercises, or grade files of answers
-
-
 def exercise_list() -> str:
     """The exercises, lesson by lesson, as text."""
     by_lesson: dict[str, list[str]] = {}
@@ -1100,136 +489,25 @@ def exercise_list() -> str:
     return "\n".join(lines)
 
 
+# ---------------------------------------------------------------------------------------------
+# the command line (minibert.course.answer_files): grade files of answers
+
+
 def answers_in(path: str) -> dict[str, Callable]:
-    """The exercises a Python file answers: exercise name -> the file's function.
+    """The exercises a Python file answers (see `minibert.course.answer_files.answers_in`)."""
+    from .course.answer_files import answers_in as _answers_in
 
-    A file answers an exercise with a function of the exercise's name (`def electra_labels`),
-    or with a dict `GRADERS = {"electra_labels": my_function}` (as `lessons/solutions/` do),
-    which takes precedence. Raises ValueError, naming the fix, when there is nothing to grade.
-    """
-    import importlib.util
-    from pathlib import Path
-
-    file = Path(path)
-    if file.suffix != ".py" or not file.is_file():
-        raise ValueError(f"{path}: no such Python file; pass the path of a .py file of answers")
-    spec = importlib.util.spec_from_file_location(f"_answers_{file.stem}", file)
-    module = importlib.util.module_from_spec(spec)
-    try:
-        spec.loader.exec_module(module)
-    except Exception as error:  # the file's own bug: say where, instead of a deep traceback
-        lines = [frame.lineno for frame in traceback.extract_tb(error.__traceback__)
-                 if Path(frame.filename).resolve() == file.resolve()]
-        where = f" at line {lines[-1]}" if lines else ""
-        raise ValueError(f"{path}: running it raised {type(error).__name__}{where}: {error}; "
-                         "fix the file so that it runs on its own") from error
-    answers = getattr(module, "GRADERS", None)
-    if answers is None:
-        answers = {name: getattr(module, name) for name in graders()
-                   if callable(getattr(module, name, None))}
-    if not isinstance(answers, Mapping):
-        raise ValueError(f"{path}: GRADERS must be a dict of exercise name -> function")
-    unknown = sorted(set(answers) - set(graders()))
-    if unknown:
-        raise ValueError(f"{path}: no exercise called {', '.join(map(repr, unknown))}; "
-                         f"known exercises: {', '.join(graders())}")
-    if not answers:
-        raise ValueError(f"{path}: answers no exercise; name a function after one "
-                         f"({', '.join(graders())}) or add GRADERS = {{name: function}}")
-    return dict(answers)
-
-
-def _grade_file(path: str) -> int:
-    """Grade one file of answers in this process, print the report; 0, 1 (a failure) or 2.
-
-    2 means the file could not be graded: it does not run, answers nothing, or exits
-    (sys.exit, KeyboardInterrupt) while it is imported or graded.
-    """
-    try:
-        answers = answers_in(path)
-        results = [grade(name, function, print=False) for name, function in answers.items()]
-    except ValueError as error:
-        if isinstance(error.__cause__, EOFError):
-            error = ValueError(f"{error} (a graded file gets no input: remove the input() call)")
-        builtins.print(f"cannot grade {error}", file=sys.stderr)
-        return 2
-    except (SystemExit, KeyboardInterrupt) as error:
-        what = "sys.exit()" if isinstance(error, SystemExit) else "KeyboardInterrupt"
-        builtins.print(f"cannot grade {path}: it called {what} while being graded; "
-                       "a file of answers should only define functions", file=sys.stderr)
-        return 2
-    except Exception as error:  # a grader's own inputs broken by the file (e.g. a monkeypatch)
-        builtins.print(f"cannot grade {path}: grading raised {type(error).__name__}: {error}",
-                       file=sys.stderr)
-        return 2
-    builtins.print(path)
-    for result in results:
-        text = str(result).replace(INPUTS_ASIDE, "")  # no result object in a shell
-        builtins.print("  " + text.replace("\n", "\n  "))
-    passed = sum(result.passed for result in results)
-    builtins.print(f"  {passed} of {len(results)} passed")
-    return 0 if passed == len(results) else 1
-
-
-def _grade_in_own_process(path: str, timeout: float) -> int:
-    """Grade `path` in a fresh Python process with no input and a time limit; 0, 1 or 2.
-
-    A fresh process per file means nothing one file does (exit, loop, change torch's default
-    dtype or seed, eat memory) can reach the next file or the grader itself.
-    """
-    import subprocess
-
-    command = [sys.executable, "-m", "minibert.check", "--one-file", path]
-    try:
-        run = subprocess.run(command, stdin=subprocess.DEVNULL, capture_output=True, text=True,
-                             timeout=timeout)
-    except subprocess.TimeoutExpired as stopped:
-        for stream, output in ((sys.stdout, stopped.stdout), (sys.stderr, stopped.stderr)):
-            if output:
-                stream.write(output if isinstance(output, str) else output.decode(errors="replace"))
-        builtins.print(f"cannot grade {path}: it did not finish within {timeout:g} s (an endless "
-                       "loop?); fix it, or give more time with --timeout SECONDS", file=sys.stderr)
-        return 2
-    sys.stdout.write(run.stdout)
-    sys.stderr.write(run.stderr)
-    if run.returncode not in (0, 1, 2):
-        builtins.print(f"cannot grade {path}: its grading process ended with status "
-                       f"{run.returncode} (killed, or out of memory?)", file=sys.stderr)
-        return 2
-    return run.returncode
+    return _answers_in(path)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """`python -m minibert.check [answers.py ...]`: 0 if every answer passes.
+    """`python -m minibert.check [answers.py ...]` (see `minibert.course.answer_files.main`)."""
+    from .course.answer_files import main as _main
 
-    Without files, lists the exercises. Each file is graded in its own process with stdin
-    empty and a time limit (--timeout, 60 s by default), and every file is reported. The
-    status is 2 if a file could not be graded (missing, answers no exercise, names an unknown
-    one, raises or exits when run, too slow), else 1 if an answer failed, else 0.
-    """
-    import argparse
+    return _main(argv)
 
-    parser = argparse.ArgumentParser(
-        prog="python -m minibert.check",
-        description="Grade files of answers to the lessons' exercises (without files: list them).")
-    parser.add_argument("files", nargs="*", help="Python files of answers")
-    parser.add_argument("--timeout", type=float, default=60.0, metavar="SECONDS",
-                        help="time limit for grading one file (default 60)")
-    parser.add_argument("--one-file", help=argparse.SUPPRESS)  # the per-file process
-    args = parser.parse_args(argv)
-    if args.one_file is not None:
-        return _grade_file(args.one_file)
-    if not args.timeout > 0:
-        parser.error(f"--timeout must be a positive number of seconds, got {args.timeout}")
-    if not args.files:
-        builtins.print(exercise_list())
-        return 0
-    statuses = []
-    for path in args.files:
-        statuses.append(_grade_in_own_process(path, args.timeout))
-        sys.stdout.flush()
-        sys.stderr.flush()
-    return 2 if 2 in statuses else max(statuses)
+
+load_lesson_graders()
 
 
 if __name__ == "__main__":

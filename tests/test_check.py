@@ -298,3 +298,22 @@ def test_each_file_is_graded_alone_and_the_status_says_the_worst(tmp_path, capsy
 def test_a_timeout_that_is_not_positive_is_refused(tmp_path):
     with pytest.raises(SystemExit):
         check.main(["--timeout", "0", str(tmp_path / "a.py")])
+
+
+def test_each_lesson_keeps_its_exercises_in_its_own_grader_file():
+    from minibert.course.paths import LESSONS
+
+    files = {path.stem for path in (LESSONS / "graders").glob("[0-9][0-9]_*.py")}
+    lessons = {path.stem for path in LESSONS.glob("[0-9][0-9]_*.ipynb")}
+    assert files <= lessons, f"grader files without a lesson: {sorted(files - lessons)}"
+    for name in check.graders():
+        file = Path(check._GRADERS[name].reference.__code__.co_filename)
+        assert file.parent.name == "graders" and file.stem == check._GRADERS[name].lesson, (
+            f"exercise {name!r} is registered outside lessons/graders/"
+            f"{check._GRADERS[name].lesson}.py")
+
+
+def test_without_the_lessons_an_unknown_exercise_says_where_to_point(monkeypatch):
+    monkeypatch.setattr(check, "_GRADERS", {})
+    with pytest.raises(ValueError, match="MINIBERT_HOME"):
+        check.grade("attention", lambda q, k, v, mask=None: (q, q))
