@@ -292,3 +292,25 @@ def test_causal_output_ignores_later_tokens(causal):
     same = all(torch.allclose(a[:, :t + 1], b[:, :t + 1], atol=1e-6)
                for a, b in zip(before, after))
     assert same == causal, "a causal model's position t must not see tokens after t"
+
+
+def test_roberta_and_distilbert_share_one_masked_lm_wrapper_and_keep_their_parameter_names():
+    from minibert.models import (DistilBertForMaskedLM, EncoderForMaskedLM, MaskedLMOutput,
+                                 RobertaForMaskedLM, distilbert_config, roberta_config)
+
+    torch.manual_seed(0)
+    for model, prefix in ((RobertaForMaskedLM(roberta_config(16, vocab_size=40, num_layers=1,
+                                                             hidden_size=16, num_heads=2,
+                                                             intermediate_size=32)), "roberta."),
+                          (DistilBertForMaskedLM(distilbert_config(
+                              "bert-mini", vocab_size=40, num_layers=1)), "distilbert.")):
+        assert isinstance(model, EncoderForMaskedLM)
+        names = list(model.state_dict())
+        assert all(n.startswith((prefix, "mlm.")) for n in names), names[:3]
+        assert model.base_model is getattr(model, prefix[:-1])
+        ids = torch.randint(3, 40, (2, 6))
+        labels = torch.full_like(ids, -100)
+        labels[:, 2] = ids[:, 2]
+        out = model(ids, mlm_labels=labels)
+        assert isinstance(out, MaskedLMOutput) and out.logits.shape == (2, 40)
+        assert out.encoder_output.last_hidden_state.shape[:2] == (2, 6)

@@ -258,7 +258,7 @@ class Distillation(nn.Module):
         if self.kind == "triple":                  # DistilBERT
             out = self.student(input_ids, attention_mask=attention_mask, mlm_labels=mlm_labels)
             return triple_loss(out.logits, t.mlm_logits, out.targets,
-                               out.distilbert.last_hidden_state, t.bert.last_hidden_state,
+                               out.encoder_output.last_hidden_state, t.bert.last_hidden_state,
                                attention_mask, temperature=2.0)
         # TinyBERT's general distillation: embeddings, hidden states and attention scores
         out = self.student(input_ids, attention_mask=attention_mask, output_hidden_states=True,

@@ -7,10 +7,12 @@ from .bert import (
     BertModel,
     BertOutput,
     ClassifierOutput,
+    EncoderForMaskedLM,
+    MaskedLMOutput,
     PreTrainingOutput,
 )
 from .bilstm import BiLSTMClassifier
-from .deberta import DebertaForMaskedLM, DebertaModel
+from .deberta import DebertaConfig, DebertaForMaskedLM, DebertaModel, deberta_config
 from .distilbert import (
     DistilBertClassifier,
     DistilBertForMaskedLM,
@@ -27,28 +29,33 @@ from .electra import (
 )
 from .fastbert import FastBertForSequenceClassification
 from .roberta import (
-    MaskedLMOutput,
     RobertaForMaskedLM,
     RobertaModel,
     position_ids_from_input_ids,
     roberta_config,
 )
+from .soft_masked_bert import BertCorrector, SoftMaskedBert
+from .structbert import StructBertForPreTraining
+from .tinybert import TinyBertStudent
 
 __all__ = [
     "AlbertForPreTraining",
     "AlbertModel",
     "AlbertPreTrainingOutput",
     "BiLSTMClassifier",
+    "BertCorrector",
     "BertForPreTraining",
     "BertForSequenceClassification",
     "BertModel",
     "BertOutput",
     "ClassifierOutput",
+    "DebertaConfig",
     "DebertaForMaskedLM",
     "DebertaModel",
     "DistilBertClassifier",
     "DistilBertForMaskedLM",
     "DistilBertModel",
+    "EncoderForMaskedLM",
     "ElectraDiscriminator",
     "ElectraForPreTraining",
     "ElectraForSequenceClassification",
@@ -58,7 +65,11 @@ __all__ = [
     "PreTrainingOutput",
     "RobertaForMaskedLM",
     "RobertaModel",
+    "SoftMaskedBert",
+    "StructBertForPreTraining",
+    "TinyBertStudent",
     "albert_config",
+    "deberta_config",
     "distilbert_config",
     "electra_configs",
     "init_from_teacher",

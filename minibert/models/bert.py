@@ -183,3 +183,55 @@ class BertForSequenceClassification(nn.Module):
         logits = self.classifier(pooled)                                       # (B, classes)
         loss = F.cross_entropy(logits, labels) if labels is not None else None
         return ClassifierOutput(loss, logits)
+
+
+@dataclass
+class MaskedLMOutput:
+    """What every masked-LM model of the course returns (RoBERTa, DistilBERT, DeBERTa)."""
+
+    loss: torch.Tensor | None
+    logits: torch.Tensor             # (N, V) at labelled positions if labels given, else (B, T, V)
+    targets: torch.Tensor | None     # (N,) the original ids at the labelled positions
+    encoder_output: BertOutput       # the encoder's hidden states (and attentions if asked)
+    decoded: torch.Tensor | None = None   # (B, T, H) what the head read, when not the last layer
+
+
+class EncoderForMaskedLM(nn.Module):
+    """An encoder and a tied masked-LM head, no sentence head: RoBERTa's and DistilBERT's
+    pretraining model, which differ only in their encoder.
+
+    The encoder is kept under the attribute `base_model_prefix` ("roberta", "distilbert"), so
+    parameter names read `roberta.encoder.layers.0...` as in the original checkpoints.
+    """
+
+    base_model_prefix = "encoder_model"
+
+    def __init__(self, config: BertConfig, encoder: BertModel):
+        super().__init__()
+        self.config = config
+        setattr(self, self.base_model_prefix, encoder)
+        self.mlm = MLMHead(config, encoder.word_embeddings)
+        self.mlm.apply(lambda m: init_weights(m, config.initializer_range))
+
+    @property
+    def base_model(self) -> BertModel:
+        """The encoder (the same module as `self.roberta` or `self.distilbert`)."""
+        return getattr(self, self.base_model_prefix)
+
+    def forward(
+        self,
+        input_ids: torch.Tensor,
+        *,
+        attention_mask: torch.Tensor | None = None,
+        mlm_labels: torch.Tensor | None = None,
+        output_hidden_states: bool = False,
+        output_attentions: bool = False,
+    ) -> MaskedLMOutput:
+        out = self.base_model(input_ids, attention_mask=attention_mask,
+                              output_hidden_states=output_hidden_states,
+                              output_attentions=output_attentions)
+        if mlm_labels is None:
+            return MaskedLMOutput(None, self.mlm(out.last_hidden_state), None, out)  # (B, T, V)
+        logits, targets, loss = masked_lm_loss(self.mlm, out.last_hidden_state,
+                                               mlm_labels)                    # (N, V), (N,)
+        return MaskedLMOutput(loss, logits, targets, out)

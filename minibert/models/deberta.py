@@ -12,15 +12,13 @@ The building blocks are in `minibert.disentangled`; this file only assembles the
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import torch
 from torch import nn
 
 from ..disentangled import DebertaConfig, DebertaEncoder, EnhancedMaskDecoder, deberta_config
 from ..encoder import EncoderOutput, init_weights
 from ..heads import MLMHead
-from .bert import masked_lm_loss
+from .bert import MaskedLMOutput, masked_lm_loss
 
 # The encoder's output as it is: every hidden state (the EMD reads them), attention maps and
 # pre-softmax scores when asked.
@@ -54,15 +52,6 @@ class DebertaModel(nn.Module):
                             output_attentions=output_attentions)
 
 
-@dataclass
-class DebertaMaskedLMOutput:
-    loss: torch.Tensor | None
-    logits: torch.Tensor              # (N, V) at labelled positions if labels given, else (B, T, V)
-    targets: torch.Tensor | None      # (N,) the original ids at the labelled positions
-    deberta: DebertaOutput
-    decoded: torch.Tensor             # (B, T, H) what the MLM head read (EMD output or H^(L))
-
-
 class DebertaForMaskedLM(nn.Module):
     """DeBERTa with a tied masked-LM head, read through the Enhanced Mask Decoder if `emd`."""
 
@@ -85,7 +74,7 @@ class DebertaForMaskedLM(nn.Module):
         mlm_labels: torch.Tensor | None = None,
         position_ids: torch.Tensor | None = None,
         output_attentions: bool = False,
-    ) -> DebertaMaskedLMOutput:
+    ) -> MaskedLMOutput:
         out = self.deberta(input_ids, token_type_ids=token_type_ids,
                            attention_mask=attention_mask, position_ids=position_ids,
                            output_attentions=output_attentions)
@@ -99,8 +88,8 @@ class DebertaForMaskedLM(nn.Module):
             logits, targets, loss = masked_lm_loss(self.mlm, decoded, mlm_labels)  # (N, V)
         else:
             logits = self.mlm(decoded)                                       # (B, T, V)
-        return DebertaMaskedLMOutput(loss, logits, targets, out, decoded)
+        return MaskedLMOutput(loss, logits, targets, out, decoded)
 
 
-__all__ = ["DebertaConfig", "DebertaForMaskedLM", "DebertaMaskedLMOutput", "DebertaModel",
+__all__ = ["DebertaConfig", "DebertaForMaskedLM", "DebertaModel",
            "DebertaOutput", "deberta_config"]

@@ -14,7 +14,6 @@ cosine of the last hidden states, is `minibert.distill.triple_loss`.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
@@ -22,13 +21,11 @@ from torch import nn
 
 from ..config import BertConfig
 from ..encoder import init_weights
-from ..heads import MLMHead
-from .bert import BertForPreTraining, BertModel, BertOutput, masked_lm_loss
+from .bert import BertForPreTraining, BertModel, BertOutput, ClassifierOutput, EncoderForMaskedLM
 
 __all__ = [
     "DistilBertClassifier",
     "DistilBertForMaskedLM",
-    "DistilBertMLMOutput",
     "DistilBertModel",
     "distilbert_config",
     "every_other_layer",
@@ -82,47 +79,13 @@ class DistilBertModel(BertModel):
                                output_attentions=output_attentions)
 
 
-@dataclass
-class DistilBertMLMOutput:
-    loss: torch.Tensor | None
-    logits: torch.Tensor             # (N, V) at labelled positions if labels given, else (B, T, V)
-    targets: torch.Tensor | None     # (N,) the original ids at the labelled positions
-    distilbert: BertOutput
-
-
-class DistilBertForMaskedLM(nn.Module):
+class DistilBertForMaskedLM(EncoderForMaskedLM):
     """The DistilBERT student: the encoder and BERT's tied MLM head (no NSP)."""
 
+    base_model_prefix = "distilbert"
+
     def __init__(self, config: BertConfig):
-        super().__init__()
-        self.config = config
-        self.distilbert = DistilBertModel(config)
-        self.mlm = MLMHead(config, self.distilbert.word_embeddings)
-        self.mlm.apply(lambda m: init_weights(m, config.initializer_range))
-
-    def forward(
-        self,
-        input_ids: torch.Tensor,
-        *,
-        attention_mask: torch.Tensor | None = None,
-        mlm_labels: torch.Tensor | None = None,
-        output_hidden_states: bool = False,
-        output_attentions: bool = False,
-    ) -> DistilBertMLMOutput:
-        out = self.distilbert(input_ids, attention_mask=attention_mask,
-                              output_hidden_states=output_hidden_states,
-                              output_attentions=output_attentions)
-        if mlm_labels is None:
-            return DistilBertMLMOutput(None, self.mlm(out.last_hidden_state), None, out)
-        logits, targets, loss = masked_lm_loss(self.mlm, out.last_hidden_state,
-                                               mlm_labels)                    # (N, V), (N,)
-        return DistilBertMLMOutput(loss, logits, targets, out)
-
-
-@dataclass
-class DistilBertClassifierOutput:
-    loss: torch.Tensor | None
-    logits: torch.Tensor             # (B, classes)
+        super().__init__(config, DistilBertModel(config))
 
 
 class DistilBertClassifier(nn.Module):
@@ -147,12 +110,12 @@ class DistilBertClassifier(nn.Module):
             init_weights(module, config.initializer_range)
 
     def forward(self, input_ids: torch.Tensor, *, attention_mask: torch.Tensor | None = None,
-                labels: torch.Tensor | None = None) -> DistilBertClassifierOutput:
+                labels: torch.Tensor | None = None) -> ClassifierOutput:
         hidden = self.encoder(input_ids, attention_mask=attention_mask).last_hidden_state
         cls = hidden[:, 0]                                                          # (B, H)
         logits = self.classifier(self.dropout(F.relu(self.pre_classifier(cls))))   # (B, classes)
         loss = F.cross_entropy(logits, labels) if labels is not None else None
-        return DistilBertClassifierOutput(loss, logits)
+        return ClassifierOutput(loss, logits)
 
 
 def every_other_layer(teacher_layers: int, student_layers: int) -> list[int]:

@@ -16,15 +16,10 @@ FULL-SENTENCES inputs, big batches, a byte-level BPE). Inside the model only two
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import torch
-from torch import nn
 
 from ..config import BertConfig
-from ..encoder import init_weights
-from ..heads import MLMHead
-from .bert import BertModel, BertOutput, masked_lm_loss
+from .bert import BertModel, BertOutput, EncoderForMaskedLM
 
 PADDING_IDX = 1  # RoBERTa's <pad> id, which is also where its positions are offset from
 
@@ -97,38 +92,10 @@ class RobertaModel(BertModel):
                                output_attentions=output_attentions)
 
 
-@dataclass
-class MaskedLMOutput:
-    loss: torch.Tensor | None
-    logits: torch.Tensor             # (N, V) at labelled positions if labels given, else (B, T, V)
-    targets: torch.Tensor | None     # (N,) the original ids at the labelled positions
-    roberta: BertOutput
-
-
-class RobertaForMaskedLM(nn.Module):
+class RobertaForMaskedLM(EncoderForMaskedLM):
     """RoBERTa's pretraining model: the encoder and a tied MLM head, no NSP, no pooler."""
 
-    def __init__(self, config: BertConfig, padding_idx: int = PADDING_IDX):
-        super().__init__()
-        self.config = config
-        self.roberta = RobertaModel(config, add_pooler=False, padding_idx=padding_idx)
-        self.mlm = MLMHead(config, self.roberta.word_embeddings)
-        self.mlm.apply(lambda m: init_weights(m, config.initializer_range))
+    base_model_prefix = "roberta"
 
-    def forward(
-        self,
-        input_ids: torch.Tensor,
-        *,
-        attention_mask: torch.Tensor | None = None,
-        mlm_labels: torch.Tensor | None = None,
-        output_hidden_states: bool = False,
-        output_attentions: bool = False,
-    ) -> MaskedLMOutput:
-        out = self.roberta(input_ids, attention_mask=attention_mask,
-                           output_hidden_states=output_hidden_states,
-                           output_attentions=output_attentions)
-        if mlm_labels is None:
-            return MaskedLMOutput(None, self.mlm(out.last_hidden_state), None, out)  # (B, T, V)
-        logits, targets, loss = masked_lm_loss(self.mlm, out.last_hidden_state,
-                                               mlm_labels)                    # (N, V), (N,)
-        return MaskedLMOutput(loss, logits, targets, out)
+    def __init__(self, config: BertConfig, padding_idx: int = PADDING_IDX):
+        super().__init__(config, RobertaModel(config, add_pooler=False, padding_idx=padding_idx))
