@@ -408,7 +408,7 @@ def deberta_config_from_transformers(hf_config):
     position_biased_input True or False, max_relative_positions, type_vocab_size; v2 also
     position_buckets, share_att_key and norm_rel_ebd 'none' | 'layer_norm'. Anything else
     raises a ValueError that says which setting to change."""
-    from .disentangled import DebertaConfig
+    from .models.deberta import DebertaConfig
 
     v2 = hf_config.model_type == "deberta-v2"
     if not getattr(hf_config, "relative_attention", False):

@@ -16,7 +16,6 @@ import torch
 
 from minibert import distill, pretrained
 from minibert.config import BertConfig
-from minibert.disentangled import DebertaConfig, deberta_config
 from minibert.models import (
     AlbertModel,
     BertForPreTraining,
@@ -31,6 +30,7 @@ from minibert.models import (
     roberta_config,
 )
 from minibert.models.bilstm import BiLSTMClassifier
+from minibert.models.deberta import DebertaConfig, deberta_config
 from minibert.models.fastbert import FastBertForSequenceClassification
 from minibert.models.soft_masked_bert import SoftMaskedBert
 

@@ -7,7 +7,6 @@ import torch
 
 from minibert.compare import EncoderClassifier, pareto_front
 from minibert.config import BertConfig
-from minibert.disentangled import deberta_config
 from minibert.models import (
     AlbertModel,
     BertModel,
@@ -19,6 +18,7 @@ from minibert.models import (
     distilbert_config,
     roberta_config,
 )
+from minibert.models.deberta import deberta_config
 
 SHAPE = dict(vocab_size=50, hidden_size=16, num_layers=2, num_heads=2, intermediate_size=32,
              max_position=16, dropout=0.0, attention_dropout=0.0)

@@ -7,10 +7,8 @@ import pytest
 import torch
 
 from minibert.disentangled import (
-    DebertaConfig,
     RelativeEmbeddings,
     attention_span,
-    deberta_config,
     disentangled_scores,
     disentangled_scores_loop,
     log_bucket_positions,
@@ -18,7 +16,7 @@ from minibert.disentangled import (
     relative_index,
     relative_positions,
 )
-from minibert.models.deberta import DebertaForMaskedLM, DebertaModel
+from minibert.models.deberta import DebertaConfig, DebertaForMaskedLM, DebertaModel, deberta_config
 
 
 def test_relative_positions_are_query_minus_key():

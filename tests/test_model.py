@@ -295,8 +295,14 @@ def test_causal_output_ignores_later_tokens(causal):
 
 
 def test_roberta_and_distilbert_share_one_masked_lm_wrapper_and_keep_their_parameter_names():
-    from minibert.models import (DistilBertForMaskedLM, EncoderForMaskedLM, MaskedLMOutput,
-                                 RobertaForMaskedLM, distilbert_config, roberta_config)
+    from minibert.models import (
+        DistilBertForMaskedLM,
+        EncoderForMaskedLM,
+        MaskedLMOutput,
+        RobertaForMaskedLM,
+        distilbert_config,
+        roberta_config,
+    )
 
     torch.manual_seed(0)
     for model, prefix in ((RobertaForMaskedLM(roberta_config(16, vocab_size=40, num_layers=1,

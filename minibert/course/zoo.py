@@ -49,7 +49,6 @@ from torch import nn
 from .. import data, toylang
 from ..config import BertConfig
 from ..corruption import electra_mask
-from ..disentangled import deberta_config
 from ..distill import triple_loss
 from ..formats import full_sentences
 from ..masking import mask_tokens
@@ -66,6 +65,7 @@ from ..models import (
     init_from_teacher,
     roberta_config,
 )
+from ..models.deberta import deberta_config
 from ..models.electra import encoder_flops, mlm_step_flops
 from ..models.structbert import StructBertForPreTraining
 from ..models.tinybert import LayerOutputs, intermediate_loss, layer_mapping
