@@ -5,7 +5,7 @@ inputs and says exactly what differs: an exception (with the line of your code t
 it), the wrong type, the wrong number of outputs, shape, dtype, or the largest difference and
 where it is. A wrong answer never raises (the notebook keeps running) unless `strict=True`.
 
-Each lesson's exercises live beside the lesson, in `lessons/graders/NN_<lesson>.py` (the
+Each lesson's exercises live beside the lesson, in `lessons/exercises/NN_<lesson>.py` (the
 reference, the input generator and the hint of each, registered with `register`); this module
 loads them when it is imported, so a cell only needs
 
@@ -34,7 +34,7 @@ from typing import Any
 
 import torch
 
-__all__ = ["CheckResult", "Grader", "answers_in", "compare", "exercise_list", "grade", "graders",
+__all__ = ["CheckResult", "Grader", "answers_in", "compare", "exercise_list", "grade", "exercises",
            "hint", "load_lesson_graders", "main", "register"]
 
 PASS, FAIL = "✓", "✗"
@@ -409,13 +409,13 @@ def _unknown(name: str) -> ValueError:
 def _graders_folder():
     from .course.paths import LESSONS
 
-    return LESSONS / "graders"
+    return LESSONS / "exercises"
 
 
 def load_lesson_graders() -> list[str]:
-    """Register the exercises of every lesson: one file per lesson in `lessons/graders/`.
+    """Register the exercises of every lesson: one file per lesson in `lessons/exercises/`.
 
-    Each file (for example `lessons/graders/06_electra.py`) holds its lesson's references,
+    Each file (for example `lessons/exercises/06_electra.py`) holds its lesson's references,
     input generators and hints, beside the lesson's answers in `lessons/solutions/`. Returns
     the names of the files loaded; runs once, when this module is imported.
     """

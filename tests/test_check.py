@@ -303,13 +303,13 @@ def test_a_timeout_that_is_not_positive_is_refused(tmp_path):
 def test_each_lesson_keeps_its_exercises_in_its_own_grader_file():
     from minibert.course.paths import LESSONS
 
-    files = {path.stem for path in (LESSONS / "graders").glob("[0-9][0-9]_*.py")}
+    files = {path.stem for path in (LESSONS / "exercises").glob("[0-9][0-9]_*.py")}
     lessons = {path.stem for path in LESSONS.glob("[0-9][0-9]_*.ipynb")}
     assert files <= lessons, f"grader files without a lesson: {sorted(files - lessons)}"
     for name in check.graders():
         file = Path(check._GRADERS[name].reference.__code__.co_filename)
-        assert file.parent.name == "graders" and file.stem == check._GRADERS[name].lesson, (
-            f"exercise {name!r} is registered outside lessons/graders/"
+        assert file.parent.name == "exercises" and file.stem == check._GRADERS[name].lesson, (
+            f"exercise {name!r} is registered outside lessons/exercises/"
             f"{check._GRADERS[name].lesson}.py")
 
 
