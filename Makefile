@@ -28,7 +28,7 @@ setup: .venv/.done
 	touch $@
 
 lessons: setup
-	$(PY) -m minibert.notebooks $(LESSONS)
+	$(PY) -m minibert.course.notebooks $(LESSONS)
 	$(PY) -m minibert.course.results   # the README's tables, from lessons/results/
 
 test: setup lint unit nb

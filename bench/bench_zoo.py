@@ -37,7 +37,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))                                   # run from a checkout, too
 
 from minibert.course import zoo  # noqa: E402
-from minibert.snapshots import load_snapshots  # noqa: E402
+from minibert.course.snapshots import load_snapshots  # noqa: E402
 
 
 def data_parallel(steps: int) -> dict[int, float]:

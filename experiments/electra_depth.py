@@ -23,7 +23,8 @@ FLOP budget); ELECTRA gets as many steps as cost the same FLOPs, the generator's
 The command prints the fine-tuned accuracy and the linear probe of every run at 25/50/75/100%
 of the budget, and exits with status 1 unless every ELECTRA run ends above every MLM run
 (fine-tuned, the mean of the two fine-tunes): the paper's direction, asserted as the lessons
-assert theirs. With `--save`, every run's encoder snapshots go to a folder (`minibert.snapshots`
+assert theirs. With `--save`, every run's encoder snapshots go to a folder
+(`minibert.course.snapshots`
 format); the last line above (`make electra-depth-snapshots`) makes the ones lesson 06's
 section 10 loads and fine-tunes.
 """
@@ -42,6 +43,8 @@ import torch
 
 from minibert import data, toylang
 from minibert.corruption import electra_mask
+from minibert.course.side_by_side import run_side_by_side
+from minibert.course.snapshots import save_snapshots, vocabulary_digest
 from minibert.finetune import fine_tune, linear_probe
 from minibert.masking import mask_tokens
 from minibert.models.bert import BertForPreTraining
@@ -51,8 +54,6 @@ from minibert.models.electra import (
     electra_step_flops,
     mlm_step_flops,
 )
-from minibert.side_by_side import run_side_by_side
-from minibert.snapshots import save_snapshots, vocabulary_digest
 from minibert.tokenizers import WordTokenizer
 from minibert.train import first_steps_schedule, set_seed, train
 

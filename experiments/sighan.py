@@ -27,7 +27,7 @@ import torch
 
 from minibert import spelling
 from minibert.course import sighan
-from minibert.snapshots import checksum, save_snapshots
+from minibert.course.snapshots import checksum, save_snapshots
 from minibert.train import first_steps_schedule, train
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -30,8 +30,8 @@ from pathlib import Path
 import torch
 
 from minibert.course import paths, zoo
-from minibert.side_by_side import run_side_by_side
-from minibert.snapshots import save_snapshots
+from minibert.course.side_by_side import run_side_by_side
+from minibert.course.snapshots import save_snapshots
 from minibert.train import first_steps_schedule, train
 
 ROOT = Path(__file__).resolve().parents[1]

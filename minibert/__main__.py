@@ -28,7 +28,7 @@ ROOT = paths.ROOT
 
 def course_map() -> str:
     """The course map as text, marking lessons that exist in this checkout."""
-    from .notebooks import read_timings
+    from .course.notebooks import read_timings
 
     timings = read_timings(ROOT / "lessons" / "timings.json")
     lines = ["minibert: BERT and its descendants, built from scratch", ""]
@@ -40,7 +40,7 @@ def course_map() -> str:
         lines.append(f"  {notebook:<22} {model:<17} {status:<8} {when}  {teaches}")
     lines += ["", "open the lessons: make lab | test the course: make test | rerun: make lessons",
               "list and grade the exercises: python -m minibert.check [answers.py ...]",
-              "check this Python has what the lessons need: python -m minibert.environment"]
+              "check this Python has what the lessons need: python -m minibert.course.environment"]
     return "\n".join(lines)
 
 

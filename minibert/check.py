@@ -34,7 +34,7 @@ from typing import Any
 
 import torch
 
-__all__ = ["CheckResult", "Grader", "answers_in", "compare", "exercise_list", "grade", "exercises",
+__all__ = ["CheckResult", "Grader", "answers_in", "compare", "exercise_list", "grade", "graders",
            "hint", "load_lesson_graders", "main", "register"]
 
 PASS, FAIL = "✓", "✗"

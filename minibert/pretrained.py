@@ -28,7 +28,7 @@ from types import SimpleNamespace
 
 import torch
 
-from .environment import DATA_REQUIREMENTS, pip_install
+from .course.environment import DATA_REQUIREMENTS, pip_install
 from .interop import config_from_transformers, copy_weights, name_map
 from .models.bert import BertModel
 from .tokenizers.wordpiece import WordPiece

@@ -26,7 +26,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from .environment import DATA_REQUIREMENTS, pip_install
+from .course.environment import DATA_REQUIREMENTS, pip_install
 from .tokenizers.word import SPECIAL_TOKENS
 
 __all__ = [

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from minibert.compare import EncoderClassifier, pareto_front
 from minibert.config import BertConfig
+from minibert.course.compare import EncoderClassifier, pareto_front
 from minibert.models import (
     AlbertModel,
     BertModel,

@@ -13,6 +13,7 @@ import torch.nn.functional as F  # noqa: E402
 
 from minibert import check  # noqa: E402
 from minibert.config import BertConfig  # noqa: E402
+from minibert.course.widgets import show_temperature, temperature_explorer  # noqa: E402
 from minibert.distill import (  # noqa: E402
     cosine_hidden_loss,
     kd_loss,
@@ -31,7 +32,6 @@ from minibert.models.distilbert import (  # noqa: E402
     every_other_layer,
     init_from_teacher,
 )
-from minibert.widgets import show_temperature, temperature_explorer  # noqa: E402
 
 
 def logits(*shape, seed=0, scale=3.0):

@@ -1,4 +1,4 @@
-"""`python -m minibert.environment`: each check finds what is wrong and names the fix."""
+"""`python -m minibert.course.environment`: each check finds what is wrong and names the fix."""
 
 import json
 import os
@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from minibert import environment
-from minibert.environment import (
+from minibert.course import environment
+from minibert.course.environment import (
     Check,
     check_kernel,
     check_package,
@@ -32,7 +32,8 @@ def test_the_course_environment_passes_every_check():
 
 
 def test_the_command_runs_and_exits_0():
-    done = subprocess.run([sys.executable, "-m", "minibert.environment"], capture_output=True,
+    done = subprocess.run([sys.executable, "-m", "minibert.course.environment"],
+                          capture_output=True,
                           text=True, timeout=120)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "kernel python3" in done.stdout and "torch" in done.stdout
@@ -144,7 +145,8 @@ def test_the_command_runs_where_torch_cannot_be_imported(tmp_path):
     fake.mkdir()
     (fake / "__init__.py").write_text("raise ImportError('this torch is broken')\n")
     env = {**os.environ, "PYTHONPATH": f"{tmp_path}{os.pathsep}{ROOT}"}
-    done = subprocess.run([sys.executable, "-m", "minibert.environment"], capture_output=True,
+    done = subprocess.run([sys.executable, "-m", "minibert.course.environment"],
+                          capture_output=True,
                           text=True, timeout=120, env=env)
     assert done.returncode == 1, done.stderr
     assert "cannot be imported (this torch is broken) -> pip install torch==2.13.0" in done.stdout

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from experiments import electra_depth
-from minibert.snapshots import SNAPSHOTS_DIR, load_snapshots, vocabulary_digest
+from minibert.course.snapshots import SNAPSHOTS_DIR, load_snapshots, vocabulary_digest
 
 ROOT = Path(__file__).resolve().parents[1]
 

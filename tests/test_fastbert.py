@@ -9,8 +9,9 @@ import torch
 import torch.nn.functional as F
 from torch.utils.flop_counter import FlopCounterMode
 
-from minibert import check, widgets
+from minibert import check
 from minibert.config import BertConfig
+from minibert.course import widgets
 from minibert.models.fastbert import (
     BranchClassifier,
     FastBertForSequenceClassification,

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from minibert import notebooks, plots
+from minibert.course import notebooks, plots
 from minibert.pretrained import encode_batch
 from minibert.tokenizers import ByteLevelBPE, WordPiece, WordTokenizer
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from minibert.notebooks import coalesce_streams
+from minibert.course.notebooks import coalesce_streams
 
 LESSONS = Path(__file__).resolve().parent.parent / "lessons"
 
@@ -49,4 +49,4 @@ def test_committed_lessons_are_saved_coalesced(path):
     split = [index for index, (cell, count) in enumerate(zip(notebook.cells, saved))
              if len(cell.get("outputs", [])) != count]
     assert not split, (f"{path.name}: cells {split} save one stream in several pieces; rerun the "
-                       f"lesson with `python -m minibert.notebooks lessons/{path.name}`")
+                       f"lesson with `python -m minibert.course.notebooks lessons/{path.name}`")

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 
-from minibert import plots
+from minibert.course import plots
 from minibert.train import History
 
 
@@ -77,7 +77,7 @@ def test_plot_curves_accepts_histories_and_plot_attention_checks_shapes():
 def test_runs_headless_in_a_fresh_process(tmp_path):
     script = (
         "import matplotlib.pyplot as plt\n"
-        "from minibert import plots\n"
+        "from minibert.course import plots\n"
         "plots.apply_style()\n"
         "fig, ax = plt.subplots()\n"
         "plots.plot_attention([[0.5, 0.5], [0.2, 0.8]], ['a', 'b'], ax=ax)\n"

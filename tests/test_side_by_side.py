@@ -5,9 +5,10 @@ from __future__ import annotations
 import pytest
 import torch
 
-from minibert import data, sentence_pairs
+from minibert import data
+from minibert.course import sentence_pairs
+from minibert.course.side_by_side import run_side_by_side
 from minibert.models import albert_config
-from minibert.side_by_side import run_side_by_side
 from minibert.tokenizers import WordTokenizer
 
 

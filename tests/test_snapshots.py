@@ -1,4 +1,4 @@
-"""minibert.snapshots: saved pretraining snapshots and the record that keeps them honest."""
+"""minibert.course.snapshots: saved pretraining snapshots and the record that keeps them honest."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import torch
 
 from minibert import finetune
 from minibert.config import BertConfig
-from minibert.snapshots import (
+from minibert.course.snapshots import (
     FORMAT,
     SNAPSHOTS_DIR,
     SnapshotError,

@@ -10,7 +10,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
 import torch  # noqa: E402
 
-from minibert.widgets import attention_explorer, show_attention  # noqa: E402
+from minibert.course.widgets import attention_explorer, show_attention  # noqa: E402
 
 
 def maps(layers=2, batch=2, heads=3, length=5):
@@ -49,7 +49,7 @@ def test_explorer_has_a_slider_per_layer_and_head():
 
 
 def test_show_detection_draws_one_bar_per_token_coloured_by_label():
-    from minibert.widgets import show_detection
+    from minibert.course.widgets import show_detection
 
     tokens = ["[CLS]", "the", "cat", "ran", "[SEP]"]
     originals = ["[CLS]", "the", "dog", "ran", "[SEP]"]
@@ -70,14 +70,14 @@ def test_show_detection_draws_one_bar_per_token_coloured_by_label():
     (torch.tensor([-2.0, 0.5, 3.0]), torch.tensor([0, 1, 0]), "not the logits"),
 ])
 def test_show_detection_names_the_fix_for_bad_input(p, labels, message):
-    from minibert.widgets import show_detection
+    from minibert.course.widgets import show_detection
 
     with pytest.raises(ValueError, match=message):
         show_detection(list("abc"), p, labels, list("abd"))
 
 
 def test_detection_explorer_has_a_slider_over_the_examples():
-    from minibert.widgets import detection_explorer
+    from minibert.course.widgets import detection_explorer
 
     example = dict(tokens=list("ab"), p_replaced=[0.2, 0.7], is_replaced=[0, 1],
                    originals=list("ac"))

@@ -13,7 +13,7 @@ import torch
 
 from experiments import zoo as zoo_command
 from minibert.course import paths, zoo
-from minibert.snapshots import SnapshotError, load_snapshots
+from minibert.course.snapshots import SnapshotError, load_snapshots
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = dataclasses.replace(zoo.RECIPE, steps=64)

@@ -15,7 +15,7 @@ from minibert.check import register
 
 
 def _reference_pareto_front(cost: torch.Tensor, quality: torch.Tensor) -> torch.Tensor:
-    from minibert.compare import pareto_front
+    from minibert.course.compare import pareto_front
 
     return pareto_front(cost, quality)
 

@@ -45,8 +45,8 @@ from .. import spelling
 from ..config import BertConfig
 from ..masking import mask_tokens
 from ..models.bert import BertForPreTraining
-from ..snapshots import load_snapshots, vocabulary_digest
 from . import paths
+from .snapshots import load_snapshots, vocabulary_digest
 
 __all__ = ["FINETUNE", "MODELS", "RECIPE", "ErrorStatistics", "FinetuneRecipe", "Recipe",
            "Setup", "build_corrector", "build_pretraining", "confusion_sets",

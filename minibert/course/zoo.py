@@ -69,10 +69,10 @@ from ..models.deberta import deberta_config
 from ..models.electra import encoder_flops, mlm_step_flops
 from ..models.structbert import StructBertForPreTraining
 from ..models.tinybert import LayerOutputs, intermediate_loss, layer_mapping
-from ..snapshots import load_snapshots, vocabulary_digest
 from ..structure import sentence_structure_examples, shuffle_trigrams
 from ..tokenizers import WordTokenizer
 from . import paths
+from .snapshots import load_snapshots, vocabulary_digest
 
 __all__ = ["MEMBERS", "RECIPE", "Recipe", "Setup", "ZooModel", "build", "load", "path_of",
            "remake_command", "setup"]

@@ -16,8 +16,8 @@ import matplotlib as mpl
 import matplotlib.pyplot as plt
 import numpy as np
 
-from .atomic import atomic_path
-from .course import paths
+from ..atomic import atomic_path
+from . import paths
 
 __all__ = [
     "DPI",

@@ -15,10 +15,10 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .config import BertConfig
-from .encoder import init_weights
-from .heads import Classifier, Pooler
-from .models.bert import ClassifierOutput
+from ..config import BertConfig
+from ..encoder import init_weights
+from ..heads import Classifier, Pooler
+from ..models.bert import ClassifierOutput
 
 __all__ = ["EncoderClassifier", "pareto_front"]
 

@@ -1,6 +1,6 @@
 """Execute the lessons in place and record how long each one takes.
 
-    python -m minibert.notebooks lessons/01_bert.ipynb lessons/02_roberta.ipynb
+    python -m minibert.course.notebooks lessons/01_bert.ipynb lessons/02_roberta.ipynb
 
 Each notebook runs top to bottom in a fresh "python3" kernel, from its own folder, with
 MPLBACKEND=Agg, and is saved with its new outputs. The seconds per lesson go to
@@ -17,8 +17,8 @@ import sys
 import time
 from pathlib import Path
 
-from .atomic import atomic_path, write_text_atomically
-from .course import paths
+from ..atomic import atomic_path, write_text_atomically
+from . import paths
 
 __all__ = ["BUDGET_SECONDS", "TIMINGS", "coalesce_streams", "main", "read_timings", "run_notebook"]
 
@@ -110,7 +110,7 @@ def read_timings(timings_path: Path, *, warn: bool = False) -> dict[str, float]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m minibert.notebooks", description="Execute lessons in place."
+        prog="python -m minibert.course.notebooks", description="Execute lessons in place."
     )
     parser.add_argument("notebooks", nargs="+", type=Path, help="the .ipynb files to run")
     parser.add_argument("--timeout", type=int, default=600, help="seconds allowed per cell")

@@ -2,7 +2,8 @@
 
 Lesson 04 trains one ALBERT with MLM + NSP and one with MLM + SOP, then tests each sentence head
 on both tasks. Label 0 means "B follows A" in both tasks, so one head fits both test sets. The
-functions live in the library, not in the notebook, because `minibert.side_by_side` sends them
+functions live in the library, not in the notebook, because
+`minibert.course.side_by_side` sends them
 to other processes, and a function defined in a notebook cannot be sent.
 """
 

@@ -69,7 +69,7 @@ def show_early_exit(all_logits, labels, speed: float = 0.5, *, layer_cost: float
     """
     import torch
 
-    from .models.fastbert import exit_cost, simulate_early_exit
+    from ..models.fastbert import exit_cost, simulate_early_exit
 
     if all_logits.dim() != 3 or all_logits.shape[1] != len(labels):
         raise ValueError(f"all_logits must be (layers, batch, classes) with batch = "
@@ -119,7 +119,7 @@ def show_temperature(logits, temperature: float = 1.0, labels: Sequence[str] | N
     """
     import torch
 
-    from .distill import softmax_with_temperature
+    from ..distill import softmax_with_temperature
 
     logits = torch.as_tensor(logits, dtype=torch.float32).detach()
     if logits.dim() != 1:

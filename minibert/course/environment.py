@@ -1,11 +1,11 @@
-"""`python -m minibert.environment`: is this Python ready for the course? One line a check.
+"""`python -m minibert.course.environment`: is this Python ready for the course? One line a check.
 
 `make setup` builds an environment that passes every check. The command is for readers who set
 one up another way (their own virtualenv, another OS, no `make`): it names what is missing and
 the command that installs it, before a lesson fails halfway through. Exit status 0 when every
 check needed by the lessons passes, 1 otherwise; what only the tests need is reported apart.
 
-    $ python -m minibert.environment
+    $ python -m minibert.course.environment
     minibert environment, for the lessons:
       ok   python               3.11.7
       ok   torch                2.13.0+cpu, 2 CPU cores

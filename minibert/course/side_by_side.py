@@ -11,7 +11,7 @@ bit, because a training run depends only on its arguments and its seed.
 The processes are started with "spawn" (a fresh interpreter), not "fork", because forking a
 process that already runs threads, like a Jupyter kernel with torch loaded, is unsafe. A spawned
 process imports the function by name, so it must be defined in a module (such as
-`minibert.sentence_pairs.pretrain`), not in a notebook or inside another function.
+`minibert.course.sentence_pairs.pretrain`), not in a notebook or inside another function.
 """
 
 from __future__ import annotations
@@ -61,7 +61,8 @@ def _check_importable(function: Callable) -> None:
         raise TypeError(
             f"run_side_by_side cannot send {name or function!r} to another process: it is defined "
             f"{where}, and a new process can only import functions from a module. Move it into "
-            "a .py module (for example next to minibert/sentence_pairs.py) and import it, or "
+            "a .py module (for example next to minibert/course/sentence_pairs.py) and import "
+            "it, or "
             "pass processes=1 to run the jobs here, one after the other.")
 
 

@@ -25,8 +25,8 @@ from typing import Any
 
 import torch
 
-from .atomic import atomic_path
-from .course import paths
+from ..atomic import atomic_path
+from . import paths
 
 FORMAT = 2
 SNAPSHOTS_DIR = paths.SNAPSHOTS  # the repo's
