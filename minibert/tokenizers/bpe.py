@@ -423,8 +423,11 @@ class ByteLevelBPE:
         allowed_special: "none" (default: "[MASK]" is encoded as plain text), "all", or a set
         of special tokens such as {"[MASK]"}.
 
+            >>> tok = ByteLevelBPE.train("the cat sat", vocab_size=256 + 3 + 2)
             >>> tok.mask_id in tok.encode("the [MASK] sat", allowed_special="all")
             True
+            >>> tok.mask_id in tok.encode("the [MASK] sat")
+            False
         """
         special = self._allowed_special(allowed_special)  # str -> id
         if not special:
