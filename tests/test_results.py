@@ -54,9 +54,37 @@ def test_a_missing_or_broken_record_names_the_lesson_to_execute(tmp_path):
         results.save_results("13_comparison", {"x": float("nan")}, folder=tmp_path)
 
 
-def test_the_readme_tables_match_the_committed_records():
+def test_the_results_tables_match_the_committed_records():
     # Fails when a lesson was executed again without `python -m minibert.course.results`
     # (make lessons runs it).
-    text = results.README.read_text(encoding="utf-8")
-    assert "<!-- generated: glance -->" in text
+    text = results.RESULTS_MD.read_text(encoding="utf-8")
+    assert "<!-- generated: glance -->" in text and "<!-- generated: lessons -->" in text
     assert results.render_readme(text) == text, "run: python -m minibert.course.results"
+
+
+def test_the_lessons_table_renders_each_record_and_names_the_missing_ones(tmp_path):
+    results.save_results("02_tokenization", {
+        "claim": "bytes never need [UNK]", "measured": ["WordPiece 47%", "BPE 0%"],
+        "asserted": "BPE never UNK"}, folder=tmp_path)
+    table = results.lessons_table(tmp_path)
+    row = next(line for line in table.splitlines() if line.startswith("| 02_tokenization"))
+    assert "bytes never need [UNK] | WordPiece 47%; BPE 0% | BPE never UNK |" in row
+    missing = next(line for line in table.splitlines() if line.startswith("| 01_bert"))
+    assert "make lessons LESSONS=lessons/01_bert.ipynb" in missing
+
+
+RECORD_NOT_YET = {"12_soft_masked_bert"}   # its SIGHAN-2015 rebuild brings its record
+
+
+def test_every_lesson_saves_its_record():
+    import json
+
+    from minibert.course import paths
+
+    for notebook in sorted(paths.LESSONS.glob("[0-9][0-9]_*.ipynb")):
+        if notebook.stem in RECORD_NOT_YET:
+            continue
+        sources = ["".join(cell["source"]) for cell in json.loads(notebook.read_text())["cells"]
+                   if cell["cell_type"] == "code"]
+        assert any(f'save_results("{notebook.stem}"' in s or f"save_results('{notebook.stem}'" in s
+                   for s in sources), f"{notebook.name} saves no record for RESULTS.md"

@@ -1,11 +1,12 @@
 """What the lessons measured, kept as small records, and the tables rendered from them.
 
-An executed lesson saves its measured numbers with `save_results("13_comparison", {...})` to
-`lessons/results/13_comparison.json`. The README's tables are rendered from those records, never
-typed by hand:
+An executed lesson saves its measured numbers with `save_results("06_electra", {...})` to
+`lessons/results/06_electra.json`: the paper's claim, what the lesson measured (sentences
+formatted from its own variables) and what it asserts. RESULTS.md's tables are rendered from
+those records, never typed by hand:
 
-    python -m minibert.course.results           # rewrite the README's generated tables
-    python -m minibert.course.results --check   # exit 1 if the README and the records disagree
+    python -m minibert.course.results           # rewrite RESULTS.md's generated tables
+    python -m minibert.course.results --check   # exit 1 if RESULTS.md and the records disagree
 
 A generated table sits between `<!-- generated: NAME -->` and `<!-- end: NAME -->` lines.
 """
@@ -21,10 +22,11 @@ from pathlib import Path
 from ..atomic import write_text_atomically
 from . import paths
 
-__all__ = ["RESULTS", "glance_table", "load_results", "render_readme", "save_results"]
+__all__ = ["RESULTS", "glance_table", "lessons_table", "load_results", "render_readme",
+           "save_results"]
 
 RESULTS = paths.LESSONS / "results"
-README = paths.ROOT / "RESULTS.md"
+RESULTS_MD = paths.ROOT / "RESULTS.md"
 
 
 def save_results(lesson: str, results: dict, folder: Path | None = None) -> Path:
@@ -74,7 +76,45 @@ def glance_table(results: dict) -> str:
     return "\n".join(lines)
 
 
-TABLES = {"glance": lambda: glance_table(load_results("13_comparison"))}
+def _comparison_row(results: dict) -> dict:
+    """Lesson 13's row of the lessons table, from its own record."""
+    pays = ", ".join(f"{task} {gap:+.3f}" for task, gap in results["pretraining_pays"].items())
+    best = max(results["models"], key=lambda model: results["models"][model]["mean"])
+    holds = [model for model, verdict in results["verdicts"].items() if verdict["holds"]]
+    return {
+        "claim": "each paper's headline, side by side, and pretraining pays with few labels or "
+                 "where order matters",
+        "measured": [f"BERT minus scratch by task and label count: {pays}",
+                     f"best mean over the tasks: {best} {results['models'][best]['mean']:.3f}",
+                     f"headlines that hold at the zoo's budget: {', '.join(holds) or 'none'}"],
+        "asserted": "each model's headline as its verdict says (see the glance table)",
+    }
+
+
+def lessons_table(folder: Path | None = None) -> str:
+    """Every lesson's claim, what it measured and what it asserts, from the lessons' records."""
+    from .course_map import COURSE
+
+    lines = ["| lesson | the paper's claim | what the lesson measured | asserted | here |",
+             "|---|---|---|---|---|"]
+    for lesson in COURSE:
+        try:
+            record = load_results(lesson.notebook, folder)
+        except FileNotFoundError:
+            remake = f"make lessons LESSONS=lessons/{lesson.notebook}.ipynb"
+            lines.append(f"| {lesson.notebook} | {lesson.claim} | not recorded yet: run "
+                         f"`{remake}` |  | {lesson.verdict} |")
+            continue
+        if "measured" not in record:
+            record = _comparison_row(record)
+        measured = "; ".join(record["measured"])
+        lines.append(f"| {lesson.notebook} | {record['claim']} | {measured} | "
+                     f"{record['asserted']} | {lesson.verdict} |")
+    return "\n".join(lines)
+
+
+TABLES = {"glance": lambda: glance_table(load_results("13_comparison")),
+          "lessons": lessons_table}
 _BLOCK = re.compile(r"(<!-- generated: (?P<name>[\w-]+) -->\n)(?P<body>.*?)"
                     r"(<!-- end: (?P=name) -->)", re.S)          # an empty block too
 
@@ -84,7 +124,7 @@ def render_readme(text: str) -> str:
     def replace(match: re.Match) -> str:
         name = match["name"]
         if name not in TABLES:
-            raise KeyError(f"the README names a generated table {name!r}; known: "
+            raise KeyError(f"RESULTS.md names a generated table {name!r}; known: "
                            f"{', '.join(TABLES)}")
         return match.group(1) + TABLES[name]() + "\n" + match.group(4)
     return _BLOCK.sub(replace, text)
@@ -93,20 +133,20 @@ def render_readme(text: str) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true",
-                        help="exit 1 if the README's generated tables are stale")
+                        help="exit 1 if RESULTS.md's generated tables are stale")
     args = parser.parse_args(argv)
-    text = README.read_text(encoding="utf-8")
+    text = RESULTS_MD.read_text(encoding="utf-8")
     rendered = render_readme(text)
     if args.check:
         if rendered != text:
-            print("README.md's generated tables differ from lessons/results/: run "
+            print("RESULTS.md's generated tables differ from lessons/results/: run "
                   "`python -m minibert.course.results` to render them")
             return 1
-        print("README.md's generated tables match lessons/results/")
+        print("RESULTS.md's generated tables match lessons/results/")
         return 0
     if rendered != text:
-        write_text_atomically(README, rendered)
-    print("README.md's generated tables rendered from lessons/results/")
+        write_text_atomically(RESULTS_MD, rendered)
+    print("RESULTS.md's generated tables rendered from lessons/results/")
     return 0
 
 
