@@ -4,10 +4,9 @@ Two corpora, both available offline:
 
 - `load_bible()`: the World English Bible, chapters as documents, each a list of sentences.
   Real, clean, modern English of about a million words.
-- `ToyLang` (defined in `minibert.toylang`, re-exported here): a seeded synthetic language
-  whose every regularity is known (parts of speech, word order, topics, entity chains,
-  confusable words), so an experiment can ask whether a model learned exactly that regularity.
-  `topic_task`, `acceptability_task`, `continuation_task` and `polarity_task` are its tasks.
+- `minibert.toylang.ToyLang`: a seeded synthetic language whose every regularity is known
+  (parts of speech, word order, topics, entity chains, confusable words), so an experiment can
+  ask whether a model learned exactly that regularity; its tasks live beside it.
 
 And the plumbing that turns sentences into BERT inputs:
 
@@ -27,25 +26,11 @@ from typing import TypeVar
 
 import torch
 
-from .toylang import (
-    POS_TAGS,
-    ToyDocument,
-    ToyLang,
-    _balanced_labels,  # shared with the ToyLang tasks: half of each label
-    acceptability_task,
-    continuation_task,
-    polarity_task,
-    topic_task,
-)
+from .toylang import _balanced_labels  # shared with the ToyLang tasks: half of each label
 
 __all__ = [
     "Document",
-    "POS_TAGS",
-    "ToyDocument",
-    "ToyLang",
-    "acceptability_task",
     "bible_chapter_names",
-    "continuation_task",
     "encode_pair",
     "encode_single",
     "load_bible",
@@ -53,10 +38,8 @@ __all__ = [
     "pad_batch",
     "pad_token_types",
     "pair_batch",
-    "polarity_task",
     "sop_examples",
     "split_sentences",
-    "topic_task",
 ]
 
 Document = list[str]  # a document is a list of sentences

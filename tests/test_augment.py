@@ -7,7 +7,7 @@ import random
 import pytest
 import torch
 
-from minibert import data
+from minibert import toylang
 from minibert.augment import (
     augment_dataset,
     mlm_candidates,
@@ -19,7 +19,7 @@ from minibert.config import BertConfig
 from minibert.models.bert import BertForPreTraining
 from minibert.tokenizers import WordTokenizer
 
-LANG = data.ToyLang(seed=0)
+LANG = toylang.ToyLang(seed=0)
 SENTENCES = LANG.documents(30, 4, seed=1)[0] + [s for d in LANG.documents(30, 4, seed=1) for s in d]
 
 

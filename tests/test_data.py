@@ -8,11 +8,7 @@ import pytest
 import torch
 
 from minibert.data import (
-    POS_TAGS,
-    ToyLang,
-    acceptability_task,
     bible_chapter_names,
-    continuation_task,
     encode_pair,
     encode_single,
     load_bible,
@@ -20,11 +16,17 @@ from minibert.data import (
     pad_batch,
     pad_token_types,
     pair_batch,
-    polarity_task,
     split_sentences,
-    topic_task,
 )
 from minibert.tokenizers import WordTokenizer
+from minibert.toylang import (
+    POS_TAGS,
+    ToyLang,
+    acceptability_task,
+    continuation_task,
+    polarity_task,
+    topic_task,
+)
 
 
 @pytest.fixture(scope="module")

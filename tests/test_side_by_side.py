@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from minibert import data
+from minibert import data, toylang
 from minibert.course import sentence_pairs
 from minibert.course.side_by_side import run_side_by_side
 from minibert.models import albert_config
@@ -14,7 +14,7 @@ from minibert.tokenizers import WordTokenizer
 
 @pytest.fixture(scope="module")
 def setup():
-    lang = data.ToyLang(seed=0)
+    lang = toylang.ToyLang(seed=0)
     tokenizer = WordTokenizer(lang.vocabulary)
     docs = lang.documents(40, (4, 6), seed=1)
     pairs = {task: [(tokenizer.encode_words(a), tokenizer.encode_words(b), label)

@@ -7,7 +7,7 @@ from collections import Counter
 import pytest
 import torch
 
-from minibert import data
+from minibert import toylang
 from minibert.config import BertConfig
 from minibert.masking import IGNORE_INDEX, mask_tokens
 from minibert.models.structbert import StructBertForPreTraining
@@ -86,7 +86,7 @@ def test_shuffle_errors_name_the_fix():
 
 
 def test_three_sentence_classes_are_balanced_and_correct():
-    lang = data.ToyLang(seed=0)
+    lang = toylang.ToyLang(seed=0)
     docs = lang.documents(200, (3, 6), seed=1)
     examples = sentence_structure_examples(docs, seed=0)
     counts = Counter(label for *_, label in examples)
