@@ -28,9 +28,9 @@ from types import SimpleNamespace
 
 import torch
 
-from .course.environment import DATA_REQUIREMENTS, pip_install
 from .interop import config_from_transformers, copy_weights, name_map
 from .models.bert import BertModel
+from .packages import DATA_REQUIREMENTS, pip_install
 from .tokenizers.wordpiece import WordPiece
 
 __all__ = [

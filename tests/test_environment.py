@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from minibert import packages
 from minibert.course import environment
 from minibert.course.environment import (
     Check,
@@ -16,9 +17,9 @@ from minibert.course.environment import (
     check_package,
     check_python,
     check_torch,
-    pip_install,
     report,
 )
+from minibert.packages import pip_install
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -123,7 +124,7 @@ def test_the_pins_match_the_setup():
     makefile = (ROOT / "Makefile").read_text()
     data_line = re.search(r"^DATA_PACKAGES\s*:=\s*(.+)$", makefile, re.M).group(1).split()
     pyproject = (ROOT / "pyproject.toml").read_text()
-    pins = {requirement for _, requirement, _ in environment.DATA}
+    pins = {requirement for _, requirement, _ in packages.DATA}
     assert set(data_line) <= pins
     assert f'"torch=={environment.TORCH_VERSION}"' in pyproject
     assert f'"torch=={environment.TORCH_VERSION}"' in makefile

