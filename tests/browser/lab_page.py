@@ -44,7 +44,8 @@ class LessonPage:
     def sources(self) -> list[tuple[str, str]]:
         """(cell type, source) of every cell, in order."""
         return self.page.evaluate(
-            f"() => {_PANEL}.content.widgets.map(c => [c.model.type, c.model.sharedModel.getSource()])")
+            f"() => {_PANEL}.content.widgets.map("
+            "c => [c.model.type, c.model.sharedModel.getSource()])")
 
     def find(self, marker: str) -> int:
         """The index of the first code cell whose source contains `marker`."""
@@ -73,7 +74,7 @@ class LessonPage:
 
     # --- running -------------------------------------------------------------------------------
     def command(self, name: str) -> None:
-        self.page.evaluate(f"(name) => {{ window.jupyterapp.commands.execute(name); }}", name)
+        self.page.evaluate("(name) => { window.jupyterapp.commands.execute(name); }", name)
 
     def select(self, index: int) -> None:
         self.page.evaluate(f"(i) => {{ const nb = {_PANEL}.content; nb.deselectAll();"
