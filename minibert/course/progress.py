@@ -20,7 +20,6 @@ __all__ = ["ENV", "MODES", "finish_lines", "progress_bar", "progress_mode"]
 
 ENV = "MINIBERT_PROGRESS"
 MODES = ("auto", "text")
-TEXT_WIDTH = 90        # a fixed width: stored lines do not depend on the terminal that made them
 
 
 def progress_mode() -> str:
@@ -43,8 +42,10 @@ def progress_bar(*, total: int, desc: str | None = None, initial: int = 0,
 
         # Redrawn at most every 30 s: a stored cell keeps only the finished line (the runner
         # folds carriage returns, see finish_lines), so fewer redraws mean less text in between.
+        # No width: the line is never cut (the bar is 10 characters, the postfix whole), and it
+        # does not depend on the terminal that made it.
         return tqdm(total=total, initial=initial, desc=desc, disable=disable, file=sys.stdout,
-                    mininterval=max(mininterval, 30.0), ncols=TEXT_WIDTH, dynamic_ncols=False)
+                    mininterval=max(mininterval, 30.0), ncols=None, dynamic_ncols=False)
     from tqdm.auto import tqdm
 
     return tqdm(total=total, initial=initial, desc=desc, disable=disable,

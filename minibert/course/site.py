@@ -50,11 +50,15 @@ table { border-collapse: collapse; } td, th { border: 1px solid #ccc; padding: 0
 pre { overflow-x: auto; } img { max-width: 100%; }
 """
 # The lab template without the two scripts it would fetch (require.js, the widget manager),
-# with the site's navigation bar on top.
+# MathJax told to use the one font the package ships, the site's navigation bar on top.
 TEMPLATE = """{%- extends 'lab/index.html.j2' -%}
 {% block html_head_js_requirejs %}{% endblock html_head_js_requirejs %}
 {% block jupyter_widgets %}{% endblock jupyter_widgets %}
 {% block extra_css %}<style>""" + STYLE + """</style>{% endblock extra_css %}
+{% block html_head_js_mathjax %}<script type="text/x-mathjax-config">
+MathJax.Hub.Config({"HTML-CSS": {availableFonts: ["STIX-Web"], preferredFont: "STIX-Web",
+                                 webFont: "STIX-Web", imageFont: null}});
+</script>{{ super() }}{% endblock html_head_js_mathjax %}
 {% block body_header %}{{ super() }}{{ resources.minibert_nav }}{% endblock body_header %}
 """
 
