@@ -101,7 +101,7 @@ def test_show_attention_prints_the_strongest_links(capsys):
 
 
 def test_show_temperature_prints_an_entropy_that_grows_with_t(capsys):
-    from minibert.widgets import show_temperature
+    from minibert.course.widgets import show_temperature
 
     logits = torch.tensor([3.0, 1.0, 0.0, -1.0])
     entropies = []
@@ -115,7 +115,7 @@ def test_show_temperature_prints_an_entropy_that_grows_with_t(capsys):
 
 
 def test_show_detection_prints_the_two_means(capsys):
-    from minibert.widgets import show_detection
+    from minibert.course.widgets import show_detection
 
     show_detection(["a", "b", "c", "d"], torch.tensor([0.9, 0.7, 0.2, 0.0]),
                    torch.tensor([1, 1, 0, 0]), ["a", "x", "c", "d"])

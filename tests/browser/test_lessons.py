@@ -48,7 +48,7 @@ SPECS = [
          mistake=("/ math.sqrt(d)", ""),
          widget="attention_explorer(maps, tokens)", sliders={"layer": "1", "head": "1"},
          plain="show_attention(maps, tokens, layer=1, head=1)\nplt.close('all')",
-         skip=("labelled = data.acceptability_task(lang, 256, seed=10)",),
+         skip=("acceptability_task(lang, 256, seed=10)",),
          trim={"sentence_a, sentence_b = heldout_docs[0][0]": "tokens = "}),
     Spec("06_electra", exercise="def electra_labels(input_ids, selected, sampled_ids):",
          grader="electra_labels",
