@@ -49,11 +49,13 @@ nav.minibert-nav a { margin-right: 1.2rem; }
 table { border-collapse: collapse; } td, th { border: 1px solid #ccc; padding: 0.2rem 0.5rem; }
 pre { overflow-x: auto; } img { max-width: 100%; }
 """
-# The lab template without the two scripts it would fetch (require.js, the widget manager),
+# The lab template without the scripts it would fetch (require.js, the widget manager, mermaid:
+# the lessons draw no diagrams),
 # MathJax told to use the one font the package ships, the site's navigation bar on top.
 TEMPLATE = """{%- extends 'lab/index.html.j2' -%}
 {% block html_head_js_requirejs %}{% endblock html_head_js_requirejs %}
 {% block jupyter_widgets %}{% endblock jupyter_widgets %}
+{% block html_head_js_mermaidjs %}{% endblock html_head_js_mermaidjs %}
 {% block extra_css %}<style>""" + STYLE + """</style>{% endblock extra_css %}
 {% block html_head_js_mathjax %}<script type="text/x-mathjax-config">
 MathJax.Hub.Config({"HTML-CSS": {availableFonts: ["STIX-Web"], preferredFont: "STIX-Web",
