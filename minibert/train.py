@@ -25,7 +25,8 @@ from typing import Any
 import numpy as np
 import torch
 from torch import nn
-from tqdm.auto import tqdm
+
+from .course.progress import progress_bar
 
 __all__ = ["History", "first_steps_schedule", "lr_schedule", "parameter_groups", "set_seed",
            "train"]
@@ -327,8 +328,8 @@ def train(
         trained = DistributedDataParallel(model)
     pending: dict[str, list[float]] = {}  # values since the last log entry, averaged when logged
     start = time.perf_counter() - history.seconds
-    bar = tqdm(total=steps, initial=first_step, desc=desc, disable=not progress or rank > 0,
-               mininterval=0.5, dynamic_ncols=True)
+    bar = progress_bar(total=steps, initial=first_step, desc=desc,
+                       disable=not progress or rank > 0)
     model.train()
     try:
         for step in range(first_step, steps):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import nbformat
@@ -50,3 +51,76 @@ def test_committed_lessons_are_saved_coalesced(path):
              if len(cell.get("outputs", [])) != count]
     assert not split, (f"{path.name}: cells {split} save one stream in several pieces; rerun the "
                        f"lesson with `python -m minibert.course.notebooks lessons/{path.name}`")
+
+
+# ---------------------------------------------------------------------------------------------
+# Progress bars: stored as finished text lines, never as a widget a viewer shows at 0%.
+
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+
+
+def stuck_widget_bars(notebook) -> list[str]:
+    """The text fallbacks of widget progress bars saved before they finished ("0%| | 0/600")."""
+    stuck = []
+    for cell in notebook.cells:
+        for output in cell.get("outputs", []):
+            data = output.get("data", {})
+            text = "".join(data.get("text/plain", ""))
+            if WIDGET_VIEW in data and "%|" in text and "100%" not in text:
+                stuck.append(text.strip())
+    return stuck
+
+
+def test_carriage_returns_are_folded_to_the_last_state():
+    from minibert.course.progress import finish_lines
+
+    bar = "\rMLM:   0%|     | 0/4\rMLM:  50%|##   | 2/4\rMLM: 100%|#####| 4/4\n"
+    assert finish_lines("before\n" + bar + "after\n") == "before\nMLM: 100%|#####| 4/4\nafter\n"
+    assert finish_lines("no bars\r\n") == "no bars\n"
+
+
+def test_an_unknown_progress_mode_names_the_choices(monkeypatch):
+    from minibert.course import progress
+
+    monkeypatch.setenv(progress.ENV, "widgets")
+    with pytest.raises(ValueError, match="auto, text"):
+        progress.progress_bar(total=3)
+
+
+def test_the_runner_stores_finished_text_progress_bars(tmp_path):
+    """Checked by running: a notebook that trains 3 steps goes through the lesson runner."""
+    from minibert.course.notebooks import RUNNER_STAMP, run_notebook
+
+    notebook = nbformat.v4.new_notebook()
+    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+                                       "language": "python"}
+    notebook.cells.append(nbformat.v4.new_code_cell(
+        "import torch\nfrom minibert.train import train\n"
+        "model = torch.nn.Linear(2, 1)\n"
+        "train(model, lambda step: torch.ones(4, 2), lambda m, b: m(b).pow(2).mean(), steps=3,"
+        " lr=1e-3, desc='tiny')\nprint('done')"))
+    path = tmp_path / "tiny.ipynb"
+    nbformat.write(notebook, path)
+    run_notebook(path, timeout=120)
+    saved = nbformat.read(path, as_version=4)
+    outputs = saved.cells[0].outputs
+    assert not [o for o in outputs if WIDGET_VIEW in o.get("data", {})], outputs
+    text = "".join(o.get("text", "") for o in outputs if o.output_type == "stream")
+    assert "\r" not in text
+    assert re.search(r"^tiny: 100%\|.*\| 3/3 ", text, re.M), text
+    assert saved.metadata["minibert"] == RUNNER_STAMP
+
+
+@pytest.mark.parametrize("path", sorted(LESSONS.glob("[0-9][0-9]_*.ipynb")), ids=lambda p: p.stem)
+def test_committed_lessons_show_no_progress_bar_stuck_at_zero(path):
+    """Checked on the committed notebooks, once `make lessons` has re-executed them (the runner
+    stamps its notebooks); a lesson saved before that is skipped, saying so."""
+    from minibert.course.notebooks import RUNNER_STAMP
+
+    notebook = nbformat.read(path, as_version=4)
+    if notebook.metadata.get("minibert") != RUNNER_STAMP:
+        pytest.skip(f"{path.name} was saved before the runner stored progress bars as text: "
+                    f"`make lessons LESSONS=lessons/{path.name}` re-executes it")
+    stuck = stuck_widget_bars(notebook)
+    assert not stuck, (f"{path.name} stores {len(stuck)} widget progress bar(s) a viewer shows "
+                       f"unfinished, e.g. {stuck[0]!r}: rerun it with `make lessons`")

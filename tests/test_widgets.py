@@ -87,3 +87,39 @@ def test_detection_explorer_has_a_slider_over_the_examples():
     plt.close("all")
     with pytest.raises(ValueError, match="at least one"):
         detection_explorer([])
+
+
+# The views print their numbers, so a reader (and the browser suite) can read them off the page.
+
+def test_show_attention_prints_the_strongest_links(capsys):
+    attentions = [torch.tensor([[[[0.1, 0.9], [0.6, 0.4]]]])]                 # (1, 1, 2, 2)
+    show_attention(attentions, ["a", "b"])
+    line = capsys.readouterr().out.strip()
+    assert line == "layer 0, head 0: the strongest link of each token averages 0.750; 'a' " \
+                   "attends most to 'b' (0.900)"
+    plt.close("all")
+
+
+def test_show_temperature_prints_an_entropy_that_grows_with_t(capsys):
+    from minibert.course.widgets import show_temperature
+
+    logits = torch.tensor([3.0, 1.0, 0.0, -1.0])
+    entropies = []
+    for temperature in (0.5, 1.0, 4.0):
+        show_temperature(logits, temperature, labels=list("wxyz"))
+        line = capsys.readouterr().out
+        assert line.startswith(f"T = {temperature:g}: entropy ") and "top class 'w'" in line
+        entropies.append(float(line.split("entropy ")[1].split(" bits")[0]))
+    assert entropies == sorted(entropies) and entropies[0] < entropies[-1]
+    plt.close("all")
+
+
+def test_show_detection_prints_the_two_means(capsys):
+    from minibert.course.widgets import show_detection
+
+    show_detection(["a", "b", "c", "d"], torch.tensor([0.9, 0.7, 0.2, 0.0]),
+                   torch.tensor([1, 1, 0, 0]), ["a", "x", "c", "d"])
+    assert capsys.readouterr().out.strip() == (
+        "a b c d ...: 2 of 4 tokens replaced, mean P(replaced) 0.80 on them and 0.10 on the "
+        "others")
+    plt.close("all")

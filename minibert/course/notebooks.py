@@ -3,7 +3,8 @@
     python -m minibert.course.notebooks lessons/01_bert.ipynb lessons/02_roberta.ipynb
 
 Each notebook runs top to bottom in a fresh "python3" kernel, from its own folder, with
-MPLBACKEND=Agg, and is saved with its new outputs. The seconds per lesson go to
+MPLBACKEND=Agg and MINIBERT_PROGRESS=text (progress bars are stored as finished text lines, not
+as widgets a viewer shows at 0%), and is saved with its new outputs. The seconds per lesson go to
 `lessons/timings.json`, so the course's time budget can be checked. A cell that raises stops
 that notebook (which is then left unchanged on disk) and makes the command exit with status 1.
 """
@@ -18,12 +19,15 @@ import time
 from pathlib import Path
 
 from ..atomic import atomic_path, write_text_atomically
-from . import paths
+from . import paths, progress
 
-__all__ = ["BUDGET_SECONDS", "TIMINGS", "coalesce_streams", "main", "read_timings", "run_notebook"]
+__all__ = ["BUDGET_SECONDS", "RUNNER_STAMP", "TIMINGS", "coalesce_streams", "main", "read_timings",
+           "run_notebook"]
 
 BUDGET_SECONDS = 150  # what one lesson may take on a 2-core CPU
 TIMINGS = paths.LESSONS / "timings.json"
+# Written into the metadata of every notebook the runner saves: its progress bars are text.
+RUNNER_STAMP = {"progress": "text"}
 
 
 def run_notebook(path: str | Path, *, timeout: int = 600, kernel: str = "python3") -> float:
@@ -39,6 +43,7 @@ def run_notebook(path: str | Path, *, timeout: int = 600, kernel: str = "python3
     if path.suffix != ".ipynb" or not path.is_file():
         raise FileNotFoundError(f"no notebook at {path} (expected an existing .ipynb file)")
     os.environ["MPLBACKEND"] = "Agg"  # inherited by the kernel: figures render headless
+    os.environ[progress.ENV] = "text"  # and progress bars are stored as finished text lines
     notebook = nbformat.read(path, as_version=4)
     client = NotebookClient(
         notebook,
@@ -51,6 +56,7 @@ def run_notebook(path: str | Path, *, timeout: int = 600, kernel: str = "python3
     client.execute()
     seconds = time.perf_counter() - start
     coalesce_streams(notebook)
+    notebook.metadata["minibert"] = dict(RUNNER_STAMP)
     with atomic_path(path) as temporary:  # a failed write leaves the lesson as it was
         nbformat.write(notebook, temporary)
     return seconds
@@ -62,6 +68,8 @@ def coalesce_streams(notebook) -> None:
     How a cell's printed text is cut into outputs depends on when the kernel happened to flush
     it, so two runs of the same cell can save the same text in a different number of pieces.
     One output per stretch of a stream keeps the saved notebook, and its diffs, the same.
+    Carriage returns are then folded as a terminal would (a text progress bar keeps only its
+    last, finished line).
     """
     for cell in notebook.cells:
         if cell.get("cell_type") != "code":
@@ -75,6 +83,9 @@ def coalesce_streams(notebook) -> None:
                 previous["text"] = "".join(previous["text"]) + "".join(output["text"])
             else:
                 merged.append(output)
+        for output in merged:
+            if output.get("output_type") == "stream":
+                output["text"] = progress.finish_lines("".join(output["text"]))
         cell["outputs"] = merged
 
 

@@ -16,7 +16,8 @@ from . import plots
 
 def show_attention(attentions: Sequence, tokens: Sequence[str], layer: int = 0, head: int = 0,
                    example: int = 0, ax=None):
-    """Draw one head's attention map; the plain function behind `attention_explorer`.
+    """Draw one head's attention map and print its strongest links; the plain function behind
+    `attention_explorer`.
 
     attentions: the per-layer maps a model returns with output_attentions=True,
                 L tensors of shape (B, heads, T, T). tokens: the T token strings of `example`.
@@ -38,6 +39,11 @@ def show_attention(attentions: Sequence, tokens: Sequence[str], layer: int = 0, 
         _, ax = plt.subplots(figsize=(5.5, 4.8))
     probabilities = attentions[layer][example, head].detach()                # (T, T)
     plots.plot_attention(probabilities, tokens, ax=ax, title=f"layer {layer}, head {head}")
+    strongest = probabilities.max(dim=-1)                                    # (T,) x2
+    first = int(strongest.indices[0])
+    print(f"layer {layer}, head {head}: the strongest link of each token averages "
+          f"{strongest.values.mean().item():.3f}; {tokens[0]!r} attends most to "
+          f"{tokens[first]!r} ({strongest.values[0].item():.3f})")
     return ax
 
 
@@ -114,8 +120,9 @@ def show_temperature(logits, temperature: float = 1.0, labels: Sequence[str] | N
     `temperature_explorer`. Returns (ax, probabilities).
 
     logits: (C,) one row of a teacher's scores (a tensor or a list). The `top` classes by logit
-    are drawn, in order, with the T = 1 probabilities as outlines for comparison; the title gives
-    the entropy in bits, which grows as T flattens the distribution.
+    are drawn, in order, with the T = 1 probabilities as outlines for comparison; the title (and
+    a printed line, with the top class's probability) gives the entropy in bits, which grows as
+    T flattens the distribution.
     """
     import torch
 
@@ -141,6 +148,8 @@ def show_temperature(logits, temperature: float = 1.0, labels: Sequence[str] | N
     ax.set(ylim=(0, 1), ylabel="probability",
            title=f"softmax(z / T), T = {temperature:g}: entropy {entropy:.2f} bits")
     ax.legend()
+    print(f"T = {temperature:g}: entropy {entropy:.2f} bits; top class {names[0]!r} at "
+          f"{probabilities[order[0]].item():.3f} (at T = 1: {plain[order[0]].item():.3f})")
     return ax, probabilities
 
 
@@ -172,7 +181,7 @@ def show_detection(tokens: Sequence[str], p_replaced, is_replaced, originals: Se
     probabilities. is_replaced: (T,) the labels, 1 where the generator's sample differs from the
     original. originals: the T original tokens, written under each replaced one. Replaced
     tokens are red, the rest blue; a perfect discriminator puts the red bars at 1 and the blue
-    ones at 0.
+    ones at 0. The same means are printed, after the sequence's first tokens.
     """
     import torch
 
@@ -198,6 +207,8 @@ def show_detection(tokens: Sequence[str], p_replaced, is_replaced, originals: Se
     kept = p_replaced[~is_replaced].mean().item() if (~is_replaced).any() else float("nan")
     ax.set(ylim=(0, 1), ylabel="P(replaced)",
            title=f"red = replaced (original in brackets): mean {flagged:.2f}; others {kept:.2f}")
+    print(f"{' '.join(tokens[:6])} ...: {int(is_replaced.sum())} of {len(tokens)} tokens "
+          f"replaced, mean P(replaced) {flagged:.2f} on them and {kept:.2f} on the others")
     return ax
 
 
