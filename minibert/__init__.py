@@ -16,8 +16,8 @@ __version__ = "0.1.0"
 _SUBMODULES = {  # the model library; the course machinery is minibert.course
     "atomic", "attention", "augment", "check", "config", "corruption", "course", "data",
     "disentangled", "distill", "distributed", "encoder", "finetune", "formats", "heads", "interop",
-    "masking", "measure", "models", "ngram_speller", "packages", "pretrained", "spelling",
-    "structure", "tokenizers", "toylang", "train",
+    "masking", "measure", "models", "ngram_speller", "packages", "pretrained", "progress",
+    "spelling", "structure", "tokenizers", "toylang", "train",
 }
 _SHORTCUTS = {
     "BertConfig": ("config", "BertConfig"),

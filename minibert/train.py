@@ -26,7 +26,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from .course.progress import progress_bar
+from .progress import progress_bar
 
 __all__ = ["History", "first_steps_schedule", "lr_schedule", "parameter_groups", "set_seed",
            "train"]

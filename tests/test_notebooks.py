@@ -72,7 +72,7 @@ def stuck_widget_bars(notebook) -> list[str]:
 
 
 def test_carriage_returns_are_folded_to_the_last_state():
-    from minibert.course.progress import finish_lines
+    from minibert.progress import finish_lines
 
     bar = "\rMLM:   0%|     | 0/4\rMLM:  50%|##   | 2/4\rMLM: 100%|#####| 4/4\n"
     assert finish_lines("before\n" + bar + "after\n") == "before\nMLM: 100%|#####| 4/4\nafter\n"
@@ -80,7 +80,7 @@ def test_carriage_returns_are_folded_to_the_last_state():
 
 
 def test_an_unknown_progress_mode_names_the_choices(monkeypatch):
-    from minibert.course import progress
+    from minibert import progress
 
     monkeypatch.setenv(progress.ENV, "widgets")
     with pytest.raises(ValueError, match="auto, text"):

@@ -18,8 +18,9 @@ import sys
 import time
 from pathlib import Path
 
+from .. import progress
 from ..atomic import atomic_path, write_text_atomically
-from . import paths, progress
+from . import paths
 
 __all__ = ["BUDGET_SECONDS", "RUNNER_STAMP", "TIMINGS", "coalesce_streams", "main", "read_timings",
            "run_notebook"]
