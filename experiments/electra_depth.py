@@ -46,6 +46,7 @@ from minibert.corruption import electra_mask
 from minibert.course.side_by_side import run_side_by_side
 from minibert.course.snapshots import save_snapshots, vocabulary_digest
 from minibert.finetune import fine_tune, linear_probe
+from minibert.formats import pack_documents
 from minibert.masking import mask_tokens
 from minibert.models.bert import BertForPreTraining
 from minibert.models.electra import (
@@ -71,20 +72,6 @@ def language():
     return lang, WordTokenizer(lang.vocabulary)
 
 
-def pack(documents, tokenizer, max_words=LENGTH - 2):
-    """Consecutive sentences of a document, as many as fit, as [CLS] ... [SEP] (lesson 06)."""
-    sequences = []
-    for document in documents:
-        words = []
-        for sentence in document:
-            if words and len(words) + len(sentence) > max_words:
-                sequences.append(words)
-                words = []
-            words = words + sentence[:max_words]
-        sequences.append(words)
-    return [data.encode_single(tokenizer, tokenizer.encode_words(w), LENGTH) for w in sequences]
-
-
 def budget_steps(disc, gen, budget: float, mean_words: float) -> dict[str, int]:
     """The MLM's steps, `budget` times lesson 06's 480, and ELECTRA's at the same FLOPs (the
     generator's cost counted)."""
@@ -107,7 +94,7 @@ def pretraining(kind: str, layers: int, lr: float, seed: int, budget: float) -> 
     if kind not in ("mlm", "electra"):
         raise ValueError(f"kind must be 'mlm' or 'electra', got {kind!r}")
     lang, tokenizer = language()
-    train_sequences = pack(lang.documents(3000, (4, 8), seed=1), tokenizer)
+    train_sequences = pack_documents(lang.documents(3000, (4, 8), seed=1), tokenizer, LENGTH)
     mean_words = sum(len(s) - 2 for s in train_sequences) / len(train_sequences)
     disc_config, gen_config = configs(layers, tokenizer.vocab_size)
     steps = budget_steps(disc_config, gen_config, budget, mean_words)[kind]

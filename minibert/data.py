@@ -13,7 +13,9 @@ And the plumbing that turns sentences into BERT inputs:
 - `nsp_examples`, `sop_examples`: (A, B, label) pairs for next-sentence and sentence-order
   prediction,
 - `encode_pair`: `[CLS] A [SEP] B [SEP]` plus segment ids,
-- `pad_batch`, `pad_token_types`, `pair_batch`: lists of ids -> padded LongTensors.
+- `pad_batch`, `pad_token_types`, `pair_batch`: lists of ids -> padded LongTensors;
+  `words_batch` and `labels_of`: word-list sentences and their labels -> tensors,
+- `row_sampler`, `row_batches`: random batches of rows of a set of tensors, for `train`.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from __future__ import annotations
 import functools
 import random
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TypeVar
 
 import torch
@@ -33,13 +35,17 @@ __all__ = [
     "bible_chapter_names",
     "encode_pair",
     "encode_single",
+    "labels_of",
     "load_bible",
     "nsp_examples",
     "pad_batch",
     "pad_token_types",
     "pair_batch",
+    "row_batches",
+    "row_sampler",
     "sop_examples",
     "split_sentences",
+    "words_batch",
 ]
 
 Document = list[str]  # a document is a list of sentences
@@ -284,3 +290,82 @@ def pair_batch(tokenizer, pairs: Sequence[tuple[Sequence[int], Sequence[int]]],
     token_type_ids = pad_token_types([types for _, types in encoded])
     return {"input_ids": input_ids, "token_type_ids": token_type_ids,
             "attention_mask": attention_mask}
+
+
+def words_batch(tokenizer, sentences: Sequence[Sequence[str]],
+                max_len: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Word-list sentences as `[CLS] words [SEP]` (cut to `max_len`), padded to the longest:
+    (input_ids (B, T), attention_mask (B, T)). `tokenizer` needs `encode_words` (word level)."""
+    ids = [encode_single(tokenizer, tokenizer.encode_words(words), max_len) for words in sentences]
+    return pad_batch(ids, tokenizer.pad_id)                                  # (B, T), (B, T)
+
+
+def labels_of(examples: Sequence[tuple[object, int]]) -> torch.Tensor:
+    """The labels of (sentence, label) examples, as a LongTensor (N,)."""
+    return torch.tensor([label for _, label in examples])
+
+
+# =============================================================================== batches
+
+
+def row_sampler(n_rows: int, seed: int, batch_size: int = 32) -> Callable[[int], list[int]]:
+    """A function step -> `batch_size` row indices drawn with replacement from [0, n_rows).
+
+    The rows come from a fresh `random.Random(seed)`, one `randrange` per row; the step is not
+    used: each call draws the next rows of the stream, so a run repeats only from its start.
+    """
+    if n_rows < 1 or batch_size < 1:
+        raise ValueError(f"need n_rows >= 1 and batch_size >= 1, got {n_rows} and {batch_size}")
+    rng = random.Random(seed)
+    return lambda step: [rng.randrange(n_rows) for _ in range(batch_size)]
+
+
+SAMPLERS = ("python", "torch")
+PADDINGS = ("set", "batch")
+
+
+def row_batches(tensors: Mapping[str, torch.Tensor], *, seed: int, sampler: str,
+                batch_size: int = 32, pad_to: str = "set") -> Callable[[int], dict]:
+    """A function step -> a batch of random rows (with replacement) of `tensors`, for `train`.
+
+    tensors: a dict of tensors with the same first dimension N, e.g. {"input_ids" (N, T),
+             "attention_mask" (N, T), "labels" (N,)}; each batch holds the same keys.
+    sampler: how the rows are drawn, from a stream seeded by `seed` (two streams, two runs):
+             "python": `row_sampler` (random.Random, one `randrange` per row);
+             "torch":  `torch.randint` from a `torch.Generator`, one call per batch.
+    pad_to:  "set": the batch keeps the set's padding (T columns);
+             "batch": every (N, T) tensor is cut to the batch's longest sequence (by
+             "attention_mask"), the tensors `pad_batch` gives for those rows alone.
+    """
+    if sampler not in SAMPLERS:
+        raise ValueError(f"sampler must be one of {SAMPLERS}, got {sampler!r}")
+    if pad_to not in PADDINGS:
+        raise ValueError(f"pad_to must be one of {PADDINGS}, got {pad_to!r}")
+    if not tensors:
+        raise ValueError("tensors is empty: pass a dict such as {'input_ids': ..., 'labels': ...}")
+    n_rows = {len(t) for t in tensors.values()}
+    if len(n_rows) != 1:
+        raise ValueError(f"every tensor needs the same number of rows, got "
+                         f"{ {key: len(t) for key, t in tensors.items()} }")
+    if pad_to == "batch" and "attention_mask" not in tensors:
+        raise ValueError("pad_to='batch' needs an 'attention_mask' to find each batch's longest "
+                         "sequence")
+    n = n_rows.pop()
+    if sampler == "python":
+        rows_of = row_sampler(n, seed, batch_size)
+    else:
+        generator = torch.Generator().manual_seed(seed)
+
+        def rows_of(step):
+            return torch.randint(n, (batch_size,), generator=generator)      # (batch,)
+
+    def next_batch(step: int) -> dict:
+        rows = rows_of(step)
+        batch = {key: tensor[rows] for key, tensor in tensors.items()}
+        if pad_to == "batch":
+            width = tensors["attention_mask"].shape[1]
+            longest = int(batch["attention_mask"].sum(1).max())
+            batch = {key: t[:, :longest].contiguous() if t.dim() == 2 and t.shape[1] == width
+                     else t for key, t in batch.items()}
+        return batch
+    return next_batch

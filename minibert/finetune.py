@@ -1,10 +1,12 @@
 """Score a pretrained encoder on a labelled sentence task: fine-tuned, or by a linear probe.
 
-These are the downstream measures of lesson 06 (and of `experiments/electra_depth.py`). An
-encoder snapshot is a `BertModel` state dict, or None for a random start.
-- `fine_tune`: a mean-pooled classifier on top, every weight trained for a fixed number of steps
-  on random batches of the labelled set; the score is the accuracy on a held-out set. It is a
-  plain function of plain arguments, so that `run_side_by_side` can run several at once.
+These are the downstream measures of the lessons (and of `experiments/electra_depth.py`).
+- `fine_tune_classifier`: any classifier a function builds, every weight trained for a fixed
+  number of steps on random batches of the labelled set; the score is the accuracy on a
+  held-out set (lessons 01, 05, 11 build a [CLS] classifier on a copy of their encoder).
+- `fine_tune`: the same for an encoder snapshot (a `BertModel` state dict, or None for a random
+  start) under a mean-pooled head (lesson 06). It is a plain function of plain arguments, so
+  that `run_side_by_side` can run several at once.
 - `linear_probe`: the encoder frozen, a logistic regression on its standardised mean-pooled
   features; the score says what the features already hold, without the encoder moving.
 
@@ -13,14 +15,18 @@ A labelled set is a dict of tensors: `input_ids` (N, T), `attention_mask` (N, T)
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import torch
+from torch import nn
 
 from .config import BertConfig
+from .data import row_batches
 from .measure import accuracy
 from .models.bert import BertModel
 from .models.electra import ElectraForSequenceClassification
 from .pretrained import mean_pool
-from .train import set_seed, train
+from .train import model_loss, set_seed, train
 
 LABELLED_KEYS = ("input_ids", "attention_mask", "labels")
 
@@ -43,26 +49,46 @@ def check_labelled(**sets: dict) -> None:
                              f"{list(LABELLED_KEYS)}")
 
 
-def fine_tune(config: BertConfig, state: dict | None, train_set: dict, test_set: dict, *,
-              seed: int, steps: int, lr: float, batch_size: int = 32) -> float:
-    """Fine-tune `state` with a fresh 2-class head on `train_set`; return accuracy on `test_set`.
+def fine_tune_classifier(build: Callable[[], nn.Module], train_set: dict, test_set: dict, *,
+                         seed: int, steps: int, lr: float, batch_size: int = 32,
+                         sampler: str = "torch", pad_to: str = "set",
+                         warmup: float = 0.1) -> float:
+    """Seed, build a classifier, train every weight on random batches of `train_set`; return
+    its accuracy on `test_set`.
 
-    config: the encoder's config, with the dropout the fine-tune should use.
+    build:   a function of no arguments returning the classifier; it is called after
+             `set_seed(seed)`, so fresh weights depend on the seed alone. Its forward takes
+             (input_ids, attention_mask=, labels=) and returns `.loss` and `.logits` (B, C).
+    sampler, pad_to: how the batches are drawn, `data.row_batches`: "torch" rows from the
+             padded set (lesson 06, experiments/electra_depth.py), or "python" rows each batch
+             padded to its longest sequence (lessons 01, 05, 11). They are different random
+             streams: the choice changes the numbers, so each lesson states its own.
+    The run: AdamW at peak `lr`, `warmup` then linear decay, `steps` steps, no progress bar.
     """
     check_labelled(train_set=train_set, test_set=test_set)
     set_seed(seed)
-    model = ElectraForSequenceClassification(config, 2, encoder_from(config, state, seed))
-    n, sampler = len(train_set["labels"]), torch.Generator().manual_seed(seed)
-
-    def next_batch(step):
-        rows = torch.randint(n, (batch_size,), generator=sampler)               # (batch,)
-        return {key: train_set[key][rows] for key in LABELLED_KEYS}
-    train(model, next_batch, lambda m, batch: m(**batch).loss, steps=steps, lr=lr, warmup=0.1,
-          seed=seed, progress=False)
+    model = build()
+    batches = row_batches({key: train_set[key] for key in LABELLED_KEYS}, seed=seed,
+                          sampler=sampler, batch_size=batch_size, pad_to=pad_to)
+    train(model, batches, model_loss, steps=steps, lr=lr, warmup=warmup, seed=seed,
+          progress=False)
     with torch.no_grad():
         logits = model(test_set["input_ids"],
-                       attention_mask=test_set["attention_mask"]).logits      # (N, 2)
+                       attention_mask=test_set["attention_mask"]).logits      # (N, C)
     return accuracy(logits, test_set["labels"])
+
+
+def fine_tune(config: BertConfig, state: dict | None, train_set: dict, test_set: dict, *,
+              seed: int, steps: int, lr: float, batch_size: int = 32) -> float:
+    """Fine-tune `state` with a fresh 2-class mean-pooled head on `train_set`; return accuracy
+    on `test_set` (`fine_tune_classifier` with torch-sampled rows of the padded set).
+
+    config: the encoder's config, with the dropout the fine-tune should use.
+    """
+    return fine_tune_classifier(
+        lambda: ElectraForSequenceClassification(config, 2, encoder_from(config, state, seed)),
+        train_set, test_set, seed=seed, steps=steps, lr=lr, batch_size=batch_size,
+        sampler="torch", pad_to="set")
 
 
 def mean_features(encoder: BertModel, labelled: dict) -> torch.Tensor:

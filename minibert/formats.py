@@ -14,6 +14,8 @@ token ids. Every builder returns a list of `Example`s, ready for `MaskedBatches`
 Compare formats at **equal tokens per batch**: `MaskedBatches(..., tokens_per_batch=N)` fills
 each batch with examples until it holds about N real tokens, so a format of short inputs gets
 more of them per batch (the paper's "variable batch size").
+
+`pack_documents` is DOC-SENTENCES for documents of words, returning id lists (lesson 06).
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ __all__ = [
     "collate",
     "doc_sentences",
     "full_sentences",
+    "pack_documents",
     "segment_pairs",
     "sentence_pairs",
 ]
@@ -165,6 +168,18 @@ def doc_sentences(documents: Sequence[Document], tokenizer, max_len: int) -> lis
     """DOC-SENTENCES: pack within each document only; the last input of a document is short."""
     _check(documents, max_len, 3)
     return _pack([[list(s) for s in doc] for doc in documents if len(doc)], tokenizer, max_len)
+
+
+def pack_documents(documents: Sequence[Sequence[Sequence[str]]], tokenizer,
+                   max_len: int) -> list[list[int]]:
+    """Word-list documents packed as DOC-SENTENCES, as id lists `[CLS] words [SEP]`.
+
+    Consecutive sentences of one document, as many as fit in `max_len` ids; a sentence that
+    does not fit starts the next input (lesson 06's and experiments/electra_depth.py's
+    pretraining inputs). `tokenizer` needs `encode_words` (word level).
+    """
+    encoded = [[tokenizer.encode_words(sentence) for sentence in doc] for doc in documents]
+    return [example.input_ids for example in doc_sentences(encoded, tokenizer, max_len)]
 
 
 def collate(examples: Sequence[Example], pad_id: int) -> dict[str, torch.Tensor]:

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import torch
 
-__all__ = ["IGNORE_INDEX", "MaskingStats", "mask_tokens", "masking_stats"]
+__all__ = ["IGNORE_INDEX", "MaskingStats", "mask_tokens", "masked_lm_loss", "masking_stats"]
 
 IGNORE_INDEX = -100  # the label that F.cross_entropy skips
 
@@ -101,6 +101,20 @@ def mask_tokens(
     if one_sequence:
         return masked[0], labels[0]
     return masked, labels
+
+
+def masked_lm_loss(model, batch: dict, *, vocab_size: int, mask_id: int,
+                   special_ids: Sequence[int], generator: torch.Generator) -> torch.Tensor:
+    """The training loss of dynamic masking: mask `batch` afresh, return the model's MLM loss.
+
+    batch: {"input_ids" (B, T), "attention_mask" (B, T)}, unmasked. Every call draws new masks
+    from `generator` (BERT's 15% and 80/10/10, `mask_tokens`), so each epoch sees other masks
+    (RoBERTa's dynamic masking); the model is called with `mlm_labels=` and returns `.loss`.
+    For `train`: `loss_fn=lambda m, b: masked_lm_loss(m, b, vocab_size=..., ...)`.
+    """
+    masked, labels = mask_tokens(batch["input_ids"], vocab_size=vocab_size, mask_id=mask_id,
+                                 special_ids=special_ids, generator=generator)    # (B, T) x2
+    return model(masked, attention_mask=batch["attention_mask"], mlm_labels=labels).loss
 
 
 def _select_exactly(candidate: torch.Tensor, mask_prob: float,

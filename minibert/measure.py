@@ -1,4 +1,5 @@
-"""Measurements the lessons report: parameter counts, latency and accuracy.
+"""Measurements the lessons report: parameter counts, latency, accuracy, ROC AUC, held-out
+masked-LM loss.
 
 Parameter counts count a shared tensor once: ALBERT's point is that reusing one layer twelve
 times costs the parameters of one layer, and a tied MLM decoder costs nothing extra.
@@ -21,10 +22,12 @@ __all__ = [
     "ParameterTable",
     "accuracy",
     "count_parameters",
+    "heldout_mlm_loss",
     "latency",
     "layer_transitions",
     "masked_token_accuracy",
     "parameter_table",
+    "roc_auc",
 ]
 
 
@@ -207,6 +210,42 @@ def accuracy(logits: torch.Tensor, labels: torch.Tensor, ignore_index: int = -10
     if not scored.any():
         raise ValueError(f"no labels to score: every label equals ignore_index={ignore_index}")
     return (predictions[scored] == labels[scored]).float().mean().item()
+
+
+def roc_auc(scores: torch.Tensor, positive: torch.Tensor) -> float:
+    """Area under the ROC curve: P(a random positive scores above a random negative), ties
+    counting half. 0.5 is chance, 1.0 a perfect ranking.
+
+    scores: (N,) one score per example, higher meaning "more likely positive".
+    positive: (N,) bool, True for the positives (e.g. `labels == 1`).
+    Every positive is compared with every negative: a (P, N - P) matrix.
+    """
+    if positive.dtype != torch.bool or positive.shape != scores.shape or scores.dim() != 1:
+        raise ValueError(f"roc_auc needs scores (N,) and a bool positive (N,), got scores "
+                         f"{tuple(scores.shape)} and positive {positive.dtype} "
+                         f"{tuple(positive.shape)}: pass e.g. labels == 1")
+    if positive.all() or not positive.any():
+        raise ValueError("roc_auc needs at least one positive and one negative example")
+    pos, neg = scores[positive], scores[~positive]                          # (P,), (Q,)
+    greater = (pos[:, None] > neg[None, :]).float()                         # (P, Q)
+    ties = (pos[:, None] == neg[None, :]).float()                           # (P, Q)
+    return (greater + 0.5 * ties).mean().item()
+
+
+@torch.no_grad()
+def heldout_mlm_loss(model: nn.Module, batch: dict[str, torch.Tensor]) -> float:
+    """Mean masked-LM cross-entropy on a batch whose masks were drawn once, in eval mode.
+
+    batch: {"input_ids" (B, T) already masked, "attention_mask" (B, T), "mlm_labels" (B, T)}.
+    Scoring every model on the same masks compares models, not masks. A pre-training output
+    (one with `.mlm_loss`, whose `.loss` adds sentence losses) gives its masked-LM part.
+    The model is left in eval mode.
+    """
+    model.eval()
+    out = model(batch["input_ids"], attention_mask=batch["attention_mask"],
+                mlm_labels=batch["mlm_labels"])
+    loss = out.mlm_loss if getattr(out, "mlm_loss", None) is not None else out.loss
+    return loss.item()
 
 
 def masked_token_accuracy(

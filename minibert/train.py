@@ -28,8 +28,8 @@ from torch import nn
 
 from .progress import progress_bar
 
-__all__ = ["History", "first_steps_schedule", "lr_schedule", "parameter_groups", "set_seed",
-           "train"]
+__all__ = ["History", "first_steps_schedule", "lr_schedule", "model_loss", "parameter_groups",
+           "set_seed", "train"]
 
 
 def set_seed(seed: int) -> torch.Generator:
@@ -44,6 +44,12 @@ def set_seed(seed: int) -> torch.Generator:
     np.random.seed(seed % 2**32)
     torch.manual_seed(seed)
     return torch.Generator().manual_seed(seed)
+
+
+def model_loss(model: nn.Module, batch: Mapping[str, Any]) -> torch.Tensor:
+    """The loss the model computes itself from a batch of its keyword arguments (labels
+    included): `model(**batch).loss`, the `loss_fn` of `train` for a batch that is ready."""
+    return model(**batch).loss
 
 
 def first_steps_schedule(lr: float, warmup: int, count: int) -> dict[str, float | int]:

@@ -10,6 +10,7 @@ import torch
 
 from experiments import electra_depth
 from minibert.course.snapshots import SNAPSHOTS_DIR, load_snapshots, vocabulary_digest
+from minibert.formats import pack_documents
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -34,7 +35,8 @@ def test_the_verdict_needs_both_kinds():
 
 def test_the_budget_matches_the_lesson_and_counts_the_generator():
     lang, tokenizer = electra_depth.language()
-    sequences = electra_depth.pack(lang.documents(3000, (4, 8), seed=1), tokenizer)
+    sequences = pack_documents(lang.documents(3000, (4, 8), seed=1), tokenizer,
+                               electra_depth.LENGTH)
     mean_words = sum(len(s) - 2 for s in sequences) / len(sequences)
     # Lesson 06 prints: MLM 480 steps, ELECTRA 432 steps at its budget (2 layers).
     shallow = electra_depth.configs(2, tokenizer.vocab_size)
