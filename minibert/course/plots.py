@@ -26,6 +26,7 @@ __all__ = [
     "apply_style",
     "bar_compare",
     "figures_dir",
+    "label_points",
     "plot_attention",
     "plot_curves",
     "save_figure",
@@ -197,6 +198,39 @@ def plot_curves(
         ax.set_title(title)
     ax.legend()
     return ax
+
+
+def label_points(ax, xs: Sequence[float], ys: Sequence[float], labels: Sequence[str], *,
+                 fontsize: float = 8, offset: tuple[float, float] = (5, -3)) -> list:
+    """Label scatter points so that no two labels overlap; returns the text objects.
+
+    Each label starts `offset` points to the right of its point; a label that would overlap one
+    already placed moves down a line at a time (then to the left of its point), so close
+    neighbours such as two models of almost the same speed and accuracy stay readable.
+    """
+    if not (len(xs) == len(ys) == len(labels)):
+        raise ValueError(f"label_points wants as many labels as points: {len(xs)} x, {len(ys)} y, "
+                         f"{len(labels)} labels")
+    renderer = ax.figure.canvas.get_renderer()
+    line = fontsize * 1.3
+    candidates = [(offset[0], offset[1] - k * line) for k in range(0, 3)]
+    candidates += [(offset[0], offset[1] + k * line) for k in range(1, 3)]
+    placed, texts = [], []
+    for x, y, label in zip(xs, ys, labels):
+        for k, (dx, dy) in enumerate(candidates + [(-dx_, dy_) for dx_, dy_ in candidates]):
+            text = ax.annotate(label, (x, y), textcoords="offset points", xytext=(dx, dy),
+                               fontsize=fontsize, ha="right" if dx < 0 else "left")
+            box = text.get_window_extent(renderer)
+            if not any(box.overlaps(other) for other in placed):
+                break
+            text.remove()
+        else:   # no free place: keep the first one
+            text = ax.annotate(label, (x, y), textcoords="offset points", xytext=candidates[0],
+                               fontsize=fontsize)
+            box = text.get_window_extent(renderer)
+        placed.append(box)
+        texts.append(text)
+    return texts
 
 
 def bar_compare(
