@@ -217,7 +217,7 @@ def label_points(ax, xs: Sequence[float], ys: Sequence[float], labels: Sequence[
     candidates += [(offset[0], offset[1] + k * line) for k in range(1, 3)]
     placed, texts = [], []
     for x, y, label in zip(xs, ys, labels):
-        for k, (dx, dy) in enumerate(candidates + [(-dx_, dy_) for dx_, dy_ in candidates]):
+        for dx, dy in candidates + [(-dx_, dy_) for dx_, dy_ in candidates]:
             text = ax.annotate(label, (x, y), textcoords="offset points", xytext=(dx, dy),
                                fontsize=fontsize, ha="right" if dx < 0 else "left")
             box = text.get_window_extent(renderer)
