@@ -491,13 +491,13 @@ def yours_or_library(result: CheckResult, yours: Callable, library: Callable, us
     if not isinstance(result, CheckResult):
         raise TypeError(f"result must be what check.grade returned, got {type(result).__name__}: "
                         f"pass `result = check.grade(...)` from the exercise cell")
+    mine = getattr(yours, "__name__", "function")
     if result.passed:
-        chosen, text = yours, f"{used_for} uses your {getattr(yours, '__name__', 'function')}"
+        chosen, text = yours, f"for {used_for}: your {mine}"
     else:
         name = f"{getattr(library, '__module__', 'minibert')}.{getattr(library, '__name__', '?')}"
-        chosen, text = library, (f"{used_for} uses the library's {name}: your "
-                                 f"{getattr(yours, '__name__', 'function')} has not passed "
-                                 f"{result.name!r} yet (solve it, then rerun from the exercise)")
+        chosen, text = library, (f"for {used_for}: the library's {name}, until your {mine} "
+                                 f"passes {result.name!r} (solve it, then rerun from the exercise)")
     if print:
         builtins.print(text)
     return chosen

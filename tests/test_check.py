@@ -338,6 +338,6 @@ def test_yours_or_library_uses_the_students_function_only_once_it_passes(capsys)
     passed = check.grade("temperature_softmax", my_good_softmax, print=False)
     assert check.yours_or_library(passed, my_good_softmax, library_softmax, "the figure") \
         is my_good_softmax
-    assert "uses your my_good_softmax" in capsys.readouterr().out
+    assert "for the figure: your my_good_softmax" in capsys.readouterr().out
     with pytest.raises(TypeError, match="check.grade"):
         check.yours_or_library(True, my_good_softmax, library_softmax, "the figure")
