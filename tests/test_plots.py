@@ -107,3 +107,13 @@ def test_label_points_wants_one_label_a_point():
     fig, ax = plt.subplots()
     with pytest.raises(ValueError, match="as many labels as points"):
         plots.label_points(ax, [1, 2], [1, 2], ["one"])
+
+
+def test_bar_compare_draws_one_colour_and_every_seed():
+    fig, ax = plt.subplots()
+    plots.bar_compare({"pretrained": [0.6, 0.7, 0.65], "scratch": [0.5, 0.49, 0.51]}, ax=ax)
+    assert len({tuple(patch.get_facecolor()) for patch in ax.patches}) == 1
+    dots = [c for c in ax.collections if len(c.get_offsets()) == 3]
+    assert len(dots) == 2 and sorted(dots[0].get_offsets()[:, 1]) == [0.6, 0.65, 0.7]
+    with pytest.raises(ValueError, match="one each"):
+        plots.bar_compare({"a": 1.0, "b": 2.0}, colors=["C0"])

@@ -242,35 +242,45 @@ def bar_compare(
     ylabel: str | None = None,
     annotate: bool = True,
     fmt: str = "{:.3f}",
+    colors: Sequence[str] | None = None,
 ):
     """Bars comparing arms of an experiment: {"static masking": 0.41, "dynamic": [0.43, 0.44]}.
 
-    A list of values (one per seed) is drawn as its mean with a standard-deviation error bar;
-    `errors` gives explicit error bars instead. Returns the axes.
+    A list of values (one per seed) is drawn as its mean with a standard-deviation error bar and
+    each seed as a dot, so the spread is visible; `errors` gives explicit error bars instead.
+    Every bar has one colour unless `colors` gives one per arm (colours that mean something
+    belong in a legend). A label's spread goes on a second line, so neighbours do not overlap.
+    Returns the axes.
     """
     if not isinstance(results, Mapping) or not results:
         raise ValueError("bar_compare wants a non-empty dict of arm name -> value(s)")
     names = list(results)
-    means, spreads = [], []
+    if colors is not None and len(colors) != len(names):
+        raise ValueError(f"colors has {len(colors)} entries for {len(names)} arms: give one each")
+    means, spreads, seeds = [], [], []
     for name in names:
         values = np.atleast_1d(_to_numpy(results[name]))
         means.append(float(values.mean()))
         spreads.append(float(values.std(ddof=1)) if len(values) > 1 else 0.0)
+        seeds.append(values if len(values) > 1 else None)
     if errors is not None:
         unknown = set(errors) - set(names)
         if unknown:
             raise ValueError(f"errors names arms that are not in results: {sorted(unknown)}")
         spreads = [float(errors.get(name, 0.0)) for name in names]
     ax = _new_axes(ax)
-    colors = [f"C{i % 10}" for i in range(len(names))]
     yerr = [spread if spread else np.nan for spread in spreads]  # no error bar where none given
-    bars = ax.bar(names, means, yerr=yerr if any(spreads) else None, capsize=4, color=colors)
+    bars = ax.bar(names, means, yerr=yerr if any(spreads) else None, capsize=4,
+                  color=list(colors) if colors is not None else "C0")
+    for i, values in enumerate(seeds):
+        if values is not None and errors is None:
+            ax.scatter(np.full(len(values), i), values, s=12, color="black", alpha=0.6, zorder=3)
     if annotate:
         labels = [
-            fmt.format(mean) + (f" ± {fmt.format(spread)}" if spread else "")
+            fmt.format(mean) + (f"\n± {fmt.format(spread)}" if spread else "")
             for mean, spread in zip(means, spreads)
         ]
-        ax.bar_label(bars, labels=labels, padding=3)
+        ax.bar_label(bars, labels=labels, padding=3, fontsize=8)
     ax.grid(False, axis="x")
     if ylabel:
         ax.set_ylabel(ylabel)
