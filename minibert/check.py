@@ -35,7 +35,7 @@ from typing import Any
 import torch
 
 __all__ = ["CheckResult", "Grader", "answers_in", "compare", "exercise_list", "grade", "graders",
-           "hint", "load_lesson_graders", "main", "register"]
+           "hint", "load_lesson_graders", "main", "register", "yours_or_library"]
 
 PASS, FAIL = "✓", "✗"
 INPUTS_ASIDE = " (see result.inputs)"  # a failure's pointer to its inputs, for notebook users
@@ -477,6 +477,30 @@ def grade(
     if not result.passed and "not attempted yet" not in result.message:
         _FAILED_ATTEMPTS[name] = _FAILED_ATTEMPTS.get(name, 0) + 1
     return result
+
+
+def yours_or_library(result: CheckResult, yours: Callable, library: Callable, used_for: str, *,
+                     print: bool = True) -> Callable:
+    """The function a lesson's result should use: the student's once its grade passed.
+
+    result:   what `grade` returned for the exercise (its last run).
+    yours:    the student's function; library: the library's, used while the exercise is unsolved.
+    used_for: what the function is about to compute, for the note ("the layer map of section 7").
+    Prints which of the two is used, so a result is never silently the library's.
+    """
+    if not isinstance(result, CheckResult):
+        raise TypeError(f"result must be what check.grade returned, got {type(result).__name__}: "
+                        f"pass `result = check.grade(...)` from the exercise cell")
+    mine = getattr(yours, "__name__", "function")
+    if result.passed:
+        chosen, text = yours, f"for {used_for}: your {mine}"
+    else:
+        name = f"{getattr(library, '__module__', 'minibert')}.{getattr(library, '__name__', '?')}"
+        chosen, text = library, (f"for {used_for}: the library's {name}, until your {mine} "
+                                 f"passes {result.name!r} (solve it, then rerun from the exercise)")
+    if print:
+        builtins.print(text)
+    return chosen
 
 
 def exercise_list() -> str:

@@ -15,6 +15,7 @@ Everything here is written out with plain tensor operations; tests check each fu
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import torch
 
@@ -159,6 +160,7 @@ def triple_loss(
     alpha_ce: float = 5.0,
     alpha_mlm: float = 2.0,
     alpha_cos: float = 1.0,
+    kd: Callable[[torch.Tensor, torch.Tensor, float], torch.Tensor] | None = None,
 ) -> dict[str, torch.Tensor]:
     """DistilBERT's loss: alpha_ce L_ce + alpha_mlm L_mlm + alpha_cos L_cos.
 
@@ -170,6 +172,8 @@ def triple_loss(
     - L_mlm = cross-entropy with the true tokens at T = 1;
     - L_cos = mean 1 - cos of the last hidden states over real tokens.
 
+    `kd(student_logits, teacher_logits, temperature)` computes L_ce (`kd_loss` when None; a
+    lesson passes the student's own once it is graded correct).
     Defaults are the README command of the reference code (T = 2, 5 / 2 / 1). Returns a dict
     with the total under "loss" and each term (detached) under "ce", "mlm", "cos", so it can
     be returned straight from a `train` loss function. A batch with no masked position
@@ -183,7 +187,7 @@ def triple_loss(
     if mlm_targets.numel() == 0:   # no masked position in the batch: nothing to distil there
         ce = mlm = student_logits.sum() * 0                   # 0, and still differentiable
     else:
-        ce = kd_loss(student_logits, teacher_logits, temperature)
+        ce = (kd or kd_loss)(student_logits, teacher_logits, temperature)
         mlm = F.cross_entropy(student_logits, mlm_targets)
     cos = cosine_hidden_loss(student_hidden, teacher_hidden, attention_mask)
     loss = alpha_ce * ce + alpha_mlm * mlm + alpha_cos * cos

@@ -59,6 +59,7 @@ def shuffle_trigrams(
     special_ids: Sequence[int],
     generator: torch.Generator,
     fraction: float = 0.05,
+    starts=None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Shuffle `fraction` of each sequence's unmasked trigrams; return (ids, wso_labels).
 
@@ -72,6 +73,8 @@ def shuffle_trigrams(
     change, so it is never chosen).
     wso_labels: (B, T), the original token at the three positions of each shuffled trigram,
     -100 elsewhere; disjoint from mlm_labels, so both losses go through the same MLM head.
+    starts(input_ids, mlm_labels, special_ids) -> (B, T) bool says where a trigram may start:
+    `trigram_starts` when None (a lesson passes the student's own once it is graded correct).
     """
     if not isinstance(input_ids, torch.Tensor) or input_ids.dim() != 2:
         raise ValueError("input_ids must be a LongTensor (B, T); use pad_batch() to build one")
@@ -83,7 +86,7 @@ def shuffle_trigrams(
     if not isinstance(generator, torch.Generator):
         raise ValueError("pass generator=torch.Generator().manual_seed(seed) so the shuffles "
                          "can be reproduced")
-    can_start = trigram_starts(input_ids, mlm_labels, special_ids)            # (B, T)
+    can_start = (starts or trigram_starts)(input_ids, mlm_labels, special_ids)  # (B, T)
     shuffled = input_ids.clone()                                              # (B, T)
     labels = torch.full_like(input_ids, IGNORE_INDEX)                         # (B, T)
     for row in range(input_ids.shape[0]):

@@ -43,3 +43,21 @@ def test_bad_input_names_the_fix():
         model(torch.tensor([5, 6, 7]))
     with pytest.raises(ValueError, match="at least one real token"):
         model(torch.tensor([[5, 6], [0, 0]]))
+
+
+def test_the_summary_can_be_the_students_own():
+    seen = []
+
+    def my_summary(outputs, lengths):
+        seen.append(tuple(outputs.shape))
+        return bilstm_summary_reference(outputs, lengths)
+
+    torch.manual_seed(0)
+    ours = BiLSTMClassifier(vocab_size=20, num_classes=2, embedding_size=8, hidden_size=4).eval()
+    torch.manual_seed(0)
+    theirs = BiLSTMClassifier(vocab_size=20, num_classes=2, embedding_size=8, hidden_size=4,
+                              summary=my_summary).eval()
+    ids = torch.tensor([[3, 4, 5, 0], [6, 7, 0, 0]])
+    mask = (ids != 0).long()
+    assert torch.allclose(ours(ids, attention_mask=mask), theirs(ids, attention_mask=mask))
+    assert seen == [(2, 4, 8)]

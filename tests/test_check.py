@@ -317,3 +317,27 @@ def test_without_the_lessons_an_unknown_exercise_says_where_to_point(monkeypatch
     monkeypatch.setattr(check, "_GRADERS", {})
     with pytest.raises(ValueError, match="MINIBERT_HOME"):
         check.grade("attention", lambda q, k, v, mask=None: (q, q))
+
+
+def test_yours_or_library_uses_the_students_function_only_once_it_passes(capsys):
+    def library_softmax(logits, temperature):
+        return torch.softmax(logits / temperature, dim=-1)
+
+    def my_softmax(logits, temperature):
+        raise NotImplementedError
+
+    failed = check.grade("temperature_softmax", my_softmax, print=False)
+    chosen = check.yours_or_library(failed, my_softmax, library_softmax, "the figure")
+    assert chosen is library_softmax
+    out = capsys.readouterr().out
+    assert "library's" in out and "library_softmax" in out and "temperature_softmax" in out
+
+    def my_good_softmax(logits, temperature):
+        return torch.softmax(logits / temperature, dim=-1)
+
+    passed = check.grade("temperature_softmax", my_good_softmax, print=False)
+    assert check.yours_or_library(passed, my_good_softmax, library_softmax, "the figure") \
+        is my_good_softmax
+    assert "for the figure: your my_good_softmax" in capsys.readouterr().out
+    with pytest.raises(TypeError, match="check.grade"):
+        check.yours_or_library(True, my_good_softmax, library_softmax, "the figure")

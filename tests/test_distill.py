@@ -176,6 +176,20 @@ def test_triple_loss_is_the_weighted_sum_of_its_terms():
     assert torch.allclose(no_cos["loss"], 5 * out["ce"] + 2 * out["mlm"])
 
 
+def test_triple_loss_takes_another_kd_function():
+    s_logits, t_logits = logits(7, 11, seed=1), logits(7, 11, seed=2)
+    targets = torch.randint(0, 11, (7,), generator=torch.Generator().manual_seed(3))
+    s_hidden, t_hidden = logits(2, 4, 6, seed=4), logits(2, 4, 6, seed=5)
+    seen = []
+
+    def my_kd(student, teacher, temperature):
+        seen.append(temperature)
+        return kd_loss_reference(student, teacher, temperature)
+
+    out = triple_loss(s_logits, t_logits, targets, s_hidden, t_hidden, temperature=3.0, kd=my_kd)
+    assert seen == [3.0] and torch.allclose(out["ce"], kd_loss(s_logits, t_logits, 3.0))
+
+
 # ------------------------------------------------------------------ the student model
 
 

@@ -141,6 +141,25 @@ def test_loss_is_mlm_plus_50_times_the_discriminator_loss_over_non_pad_tokens():
     assert torch.equal(out.corrupted_ids[~selected], ids[~selected])
 
 
+def test_the_discriminator_labels_can_come_from_the_students_function():
+    calls = []
+
+    def my_labels(input_ids, selected, sampled_ids):
+        calls.append(tuple(input_ids.shape))
+        return replace_tokens(input_ids, selected, sampled_ids)
+
+    ids, masked, labels, mask = batch()
+    outs = []
+    for replace in (None, my_labels):
+        torch.manual_seed(0)
+        model = ElectraForPreTraining(*configs(), replace=replace)
+        outs.append(model(masked, mlm_labels=labels, attention_mask=mask,
+                          generator=torch.Generator().manual_seed(0)))
+    assert calls == [tuple(ids.shape)]
+    assert torch.equal(outs[0].is_replaced, outs[1].is_replaced)
+    assert torch.allclose(outs[0].loss, outs[1].loss)
+
+
 def test_electra_15_percent_scores_the_discriminator_on_the_selected_positions_only():
     ids, masked, labels, mask = batch()
     outputs = {}

@@ -88,3 +88,32 @@ def test_runs_headless_in_a_fresh_process(tmp_path):
     done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
                           text=True, timeout=60, check=True)
     assert done.stdout.lower().startswith("agg") and (tmp_path / "headless.png").is_file()
+
+
+def test_label_points_keeps_close_labels_apart():
+    plots.apply_style()
+    fig, ax = plt.subplots(figsize=(5, 4))
+    xs, ys = [1.74, 1.81, 1.0, 0.8], [0.790, 0.773, 0.80, 0.78]
+    ax.scatter(xs, ys)
+    ax.set(xlim=(0.7, 1.9), ylim=(0.7, 0.85))
+    texts = plots.label_points(ax, xs, ys, ["DistilBERT", "TinyBERT", "BERT", "FastBERT"])
+    renderer = fig.canvas.get_renderer()
+    boxes = [t.get_window_extent(renderer) for t in texts]
+    assert [t.get_text() for t in texts] == ["DistilBERT", "TinyBERT", "BERT", "FastBERT"]
+    assert not any(a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1:])
+
+
+def test_label_points_wants_one_label_a_point():
+    fig, ax = plt.subplots()
+    with pytest.raises(ValueError, match="as many labels as points"):
+        plots.label_points(ax, [1, 2], [1, 2], ["one"])
+
+
+def test_bar_compare_draws_one_colour_and_every_seed():
+    fig, ax = plt.subplots()
+    plots.bar_compare({"pretrained": [0.6, 0.7, 0.65], "scratch": [0.5, 0.49, 0.51]}, ax=ax)
+    assert len({tuple(patch.get_facecolor()) for patch in ax.patches}) == 1
+    dots = [c for c in ax.collections if len(c.get_offsets()) == 3]
+    assert len(dots) == 2 and sorted(dots[0].get_offsets()[:, 1]) == [0.6, 0.65, 0.7]
+    with pytest.raises(ValueError, match="one each"):
+        plots.bar_compare({"a": 1.0, "b": 2.0}, colors=["C0"])

@@ -22,6 +22,22 @@ def test_position_ids_count_real_tokens_from_padding_idx_plus_one():
         [2, 3, 4, 5, 1, 1], [2, 3, 4, 1, 1, 1]]
 
 
+def test_the_position_ids_can_come_from_the_students_function():
+    calls = []
+
+    def my_positions(input_ids, pad_token_id, padding_idx):
+        calls.append((pad_token_id, padding_idx))
+        return position_ids_from_input_ids(input_ids, pad_token_id, padding_idx)
+
+    config = roberta_config(10, vocab_size=50, hidden_size=32, num_heads=2, pad_token_id=1)
+    ids = torch.tensor([[0, 7, 8, 2, 1, 1]])
+    outs = []
+    for fn in (None, my_positions):
+        torch.manual_seed(0)
+        outs.append(RobertaForMaskedLM(config, position_ids_fn=fn).eval()(ids).logits)
+    assert calls == [(1, 1)] and torch.equal(outs[0], outs[1])
+
+
 def test_config_has_one_segment_and_offset_positions():
     config = roberta_config(512, vocab_size=100)
     assert config.type_vocab_size == 1 and config.max_position == 514

@@ -62,6 +62,24 @@ def test_shuffle_fraction_sets_the_number_of_trigrams():
     assert int((labels != IGNORE_INDEX).sum()) == 3 * round(0.05 * 98)
 
 
+def test_shuffle_takes_another_starts_function():
+    from minibert.structure import trigram_starts
+
+    masked, mlm_labels = masked_batch(1)
+    calls = []
+
+    def my_starts(input_ids, labels, special_ids):
+        calls.append(tuple(input_ids.shape))
+        return trigram_starts(input_ids, labels, special_ids)
+
+    ours = shuffle_trigrams(masked, mlm_labels, special_ids=SPECIAL,
+                            generator=torch.Generator().manual_seed(0))
+    theirs = shuffle_trigrams(masked, mlm_labels, special_ids=SPECIAL,
+                              generator=torch.Generator().manual_seed(0), starts=my_starts)
+    assert calls == [tuple(masked.shape)]
+    assert all(torch.equal(a, b) for a, b in zip(ours, theirs))
+
+
 def test_shuffle_skips_trigrams_that_cannot_change_and_uses_every_order():
     ids = torch.tensor([[2, 7, 7, 7, 3]])                                # only "7 7 7": cannot move
     shuffled, labels = shuffle_trigrams(ids, None, special_ids=SPECIAL,

@@ -26,6 +26,7 @@ __all__ = [
     "apply_style",
     "bar_compare",
     "figures_dir",
+    "label_points",
     "plot_attention",
     "plot_curves",
     "save_figure",
@@ -199,6 +200,39 @@ def plot_curves(
     return ax
 
 
+def label_points(ax, xs: Sequence[float], ys: Sequence[float], labels: Sequence[str], *,
+                 fontsize: float = 8, offset: tuple[float, float] = (5, -3)) -> list:
+    """Label scatter points so that no two labels overlap; returns the text objects.
+
+    Each label starts `offset` points to the right of its point; a label that would overlap one
+    already placed moves down a line at a time (then to the left of its point), so close
+    neighbours such as two models of almost the same speed and accuracy stay readable.
+    """
+    if not (len(xs) == len(ys) == len(labels)):
+        raise ValueError(f"label_points wants as many labels as points: {len(xs)} x, {len(ys)} y, "
+                         f"{len(labels)} labels")
+    renderer = ax.figure.canvas.get_renderer()
+    line = fontsize * 1.3
+    candidates = [(offset[0], offset[1] - k * line) for k in range(0, 3)]
+    candidates += [(offset[0], offset[1] + k * line) for k in range(1, 3)]
+    placed, texts = [], []
+    for x, y, label in zip(xs, ys, labels):
+        for dx, dy in candidates + [(-dx_, dy_) for dx_, dy_ in candidates]:
+            text = ax.annotate(label, (x, y), textcoords="offset points", xytext=(dx, dy),
+                               fontsize=fontsize, ha="right" if dx < 0 else "left")
+            box = text.get_window_extent(renderer)
+            if not any(box.overlaps(other) for other in placed):
+                break
+            text.remove()
+        else:   # no free place: keep the first one
+            text = ax.annotate(label, (x, y), textcoords="offset points", xytext=candidates[0],
+                               fontsize=fontsize)
+            box = text.get_window_extent(renderer)
+        placed.append(box)
+        texts.append(text)
+    return texts
+
+
 def bar_compare(
     results: Mapping[str, float | Sequence[float]],
     *,
@@ -208,35 +242,45 @@ def bar_compare(
     ylabel: str | None = None,
     annotate: bool = True,
     fmt: str = "{:.3f}",
+    colors: Sequence[str] | None = None,
 ):
     """Bars comparing arms of an experiment: {"static masking": 0.41, "dynamic": [0.43, 0.44]}.
 
-    A list of values (one per seed) is drawn as its mean with a standard-deviation error bar;
-    `errors` gives explicit error bars instead. Returns the axes.
+    A list of values (one per seed) is drawn as its mean with a standard-deviation error bar and
+    each seed as a dot, so the spread is visible; `errors` gives explicit error bars instead.
+    Every bar has one colour unless `colors` gives one per arm (colours that mean something
+    belong in a legend). A label's spread goes on a second line, so neighbours do not overlap.
+    Returns the axes.
     """
     if not isinstance(results, Mapping) or not results:
         raise ValueError("bar_compare wants a non-empty dict of arm name -> value(s)")
     names = list(results)
-    means, spreads = [], []
+    if colors is not None and len(colors) != len(names):
+        raise ValueError(f"colors has {len(colors)} entries for {len(names)} arms: give one each")
+    means, spreads, seeds = [], [], []
     for name in names:
         values = np.atleast_1d(_to_numpy(results[name]))
         means.append(float(values.mean()))
         spreads.append(float(values.std(ddof=1)) if len(values) > 1 else 0.0)
+        seeds.append(values if len(values) > 1 else None)
     if errors is not None:
         unknown = set(errors) - set(names)
         if unknown:
             raise ValueError(f"errors names arms that are not in results: {sorted(unknown)}")
         spreads = [float(errors.get(name, 0.0)) for name in names]
     ax = _new_axes(ax)
-    colors = [f"C{i % 10}" for i in range(len(names))]
     yerr = [spread if spread else np.nan for spread in spreads]  # no error bar where none given
-    bars = ax.bar(names, means, yerr=yerr if any(spreads) else None, capsize=4, color=colors)
+    bars = ax.bar(names, means, yerr=yerr if any(spreads) else None, capsize=4,
+                  color=list(colors) if colors is not None else "C0")
+    for i, values in enumerate(seeds):
+        if values is not None and errors is None:
+            ax.scatter(np.full(len(values), i), values, s=12, color="black", alpha=0.6, zorder=3)
     if annotate:
         labels = [
-            fmt.format(mean) + (f" ± {fmt.format(spread)}" if spread else "")
+            fmt.format(mean) + (f"\n± {fmt.format(spread)}" if spread else "")
             for mean, spread in zip(means, spreads)
         ]
-        ax.bar_label(bars, labels=labels, padding=3)
+        ax.bar_label(bars, labels=labels, padding=3, fontsize=8)
     ax.grid(False, axis="x")
     if ylabel:
         ax.set_ylabel(ylabel)

@@ -171,8 +171,12 @@ class ElectraForPreTraining(nn.Module):
 
     def __init__(self, discriminator_config: BertConfig, generator_config: BertConfig,
                  disc_weight: float = DISCRIMINATOR_WEIGHT, temperature: float = 1.0,
-                 disc_positions: str = "all"):
+                 disc_positions: str = "all", replace=None):
+        """replace(input_ids, selected, sampled_ids) -> (corrupted, is_replaced): the
+        discriminator's input and labels, `replace_tokens` when None (a lesson passes the
+        student's own once it is graded correct)."""
         super().__init__()
+        self.replace = replace or replace_tokens
         d, g = discriminator_config, generator_config
         for field in ("vocab_size", "embedding_size", "max_position", "type_vocab_size",
                       "position_embedding", "pad_token_id"):
@@ -233,7 +237,7 @@ class ElectraForPreTraining(nn.Module):
         original = originals_from_labels(input_ids, mlm_labels)               # (B, T)
         proposals = original.clone()                                          # (B, T)
         proposals[selected] = sampled
-        corrupted, is_replaced = replace_tokens(original, selected, proposals)  # (B, T) x2
+        corrupted, is_replaced = self.replace(original, selected, proposals)  # (B, T) x2
         # 3. the discriminator: was each token replaced?
         disc_hidden = self.electra(corrupted, token_type_ids=token_type_ids,
                                    attention_mask=attention_mask

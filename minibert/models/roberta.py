@@ -50,7 +50,10 @@ class RobertaModel(BertModel):
     """
 
     def __init__(self, config: BertConfig, add_pooler: bool = False,
-                 padding_idx: int = PADDING_IDX):
+                 padding_idx: int = PADDING_IDX, position_ids_fn=None):
+        """position_ids_fn(input_ids, pad_token_id, padding_idx) -> (B, T): the position ids,
+        `position_ids_from_input_ids` when None (a lesson passes the student's own once it is
+        graded correct)."""
         if not isinstance(config, BertConfig):
             raise TypeError("RobertaModel needs a BertConfig, e.g. roberta_config(64)")
         if config.type_vocab_size != 1:
@@ -66,6 +69,7 @@ class RobertaModel(BertModel):
             )
         super().__init__(config, add_pooler=add_pooler)
         self.padding_idx = padding_idx
+        self.position_ids_fn = position_ids_fn or position_ids_from_input_ids
 
     def forward(
         self,
@@ -85,7 +89,7 @@ class RobertaModel(BertModel):
                     f"padding offset {self.padding_idx + 1}): truncate the inputs, or build "
                     f"the config with roberta_config(max_len={input_ids.size(1)})"
                 )
-            position_ids = position_ids_from_input_ids(
+            position_ids = self.position_ids_fn(
                 input_ids, self.config.pad_token_id, self.padding_idx)        # (B, T)
         return super().forward(input_ids, attention_mask=attention_mask, position_ids=position_ids,
                                output_hidden_states=output_hidden_states,
@@ -97,5 +101,6 @@ class RobertaForMaskedLM(EncoderForMaskedLM):
 
     base_model_prefix = "roberta"
 
-    def __init__(self, config: BertConfig, padding_idx: int = PADDING_IDX):
-        super().__init__(config, RobertaModel(config, add_pooler=False, padding_idx=padding_idx))
+    def __init__(self, config: BertConfig, padding_idx: int = PADDING_IDX, position_ids_fn=None):
+        super().__init__(config, RobertaModel(config, add_pooler=False, padding_idx=padding_idx,
+                                              position_ids_fn=position_ids_fn))
