@@ -196,10 +196,14 @@ def baselines(recipe: sighan.Recipe = sighan.RECIPE, out: Path | None = None) ->
     started = time.perf_counter()
     speller = sighan.ngram_speller(s)
     ngram = [speller.correct(x) for x in sources]
+    curve_pairs = sighan.tuning_pairs(s)[:CURVE_PAIRS]
+    held = [speller.correct(x) for x, _ in curve_pairs]
     record = {"pretrain": sighan.expected_record(s),
               "copy": {"scores": sighan.score_outputs(sources), "outputs": sources},
               "n-gram": {"scores": sighan.score_outputs(ngram), "outputs": ngram,
-                         "margin": speller.margin},
+                         "margin": speller.margin,
+                         # the held-out synthetic pairs the correctors' curves are scored on
+                         "held_out": sighan.score_outputs(held, curve_pairs)},
               "seconds": round(time.perf_counter() - started, 1),
               "remake": sighan.remake_command("baselines")}
     path = sighan.baselines_path(out)

@@ -63,6 +63,9 @@ def test_the_baselines_record_is_what_the_baselines_give():
     assert again == record["n-gram"]["outputs"][:150]
     assert sighan.score_outputs(record["n-gram"]["outputs"]) == pytest.approx(
         record["n-gram"]["scores"])
+    pairs = sighan.tuning_pairs()[:command.CURVE_PAIRS]
+    held = [speller.correct(x) for x, _ in pairs]
+    assert sighan.score_outputs(held, pairs) == pytest.approx(record["n-gram"]["held_out"])
     assert record["copy"]["outputs"] == sources and record["copy"]["scores"]["c_f1"] == 0.0
 
 
