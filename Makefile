@@ -94,8 +94,9 @@ zoo: setup
 	$(PY) -m experiments.zoo $(if $(ONLY),--only $(ONLY))
 
 # Lesson 12's Chinese character masked LM, its BERT-finetune and Soft-Masked BERT correctors
-# (3 seeds) and the copy and n-gram baselines on SIGHAN-2015 (minibert/course/sighan.py): about
-# 25 minutes on 2 cores; a killed run resumes from .sighan-work/. One stage: make sighan
+# (3 seeds, 1,000 steps each) and the copy and n-gram baselines on SIGHAN-2015
+# (minibert/course/sighan.py): about 30 minutes on an idle core; a killed run resumes from
+# .sighan-work/. One stage: make sighan
 # ONLY=pretrain (or finetune, baselines); one seed: SEEDS=0.
 SEEDS ?=
 sighan: setup

@@ -102,11 +102,26 @@ def correction_step(model, batch):
     return logged
 
 
-def _corrector_and_pretrained(name: str, s: sighan.Setup, folder):
+def _corrector_and_pretrained(name: str, s: sighan.Setup, folder,
+                              f: sighan.FinetuneRecipe = sighan.FINETUNE):
     pretrained, record = sighan.load_pretrained(s, folder)
     torch.manual_seed(0)                             # the heads start the same for every seed
-    model = sighan.build_corrector(name, s, pretrained.float())
+    model = sighan.build_corrector(name, s, pretrained.float(), f)
     return model, checksum([pretrained.state_dict()])
+
+
+CURVE_PAIRS = 300                 # held-out synthetic pairs scored along each fine-tuning run
+
+
+def held_out_f1(model, s: sighan.Setup, pairs) -> dict:
+    """Sentence correction F1 on held-out synthetic pairs: argmax, and constrained (margin 0)."""
+    sources, targets = [p[0] for p in pairs], [p[1] for p in pairs]
+    out = {}
+    for label, constrained in (("argmax", False), ("constrained", True)):
+        found = sighan.proposals(model, s, sources, constrained=constrained)
+        out[label] = spelling.sentence_metrics(sources, sighan.apply_proposals(sources, found),
+                                               targets)["c_f1"]
+    return out
 
 
 def finetune(name: str, seed: int, finetune_recipe: sighan.FinetuneRecipe = sighan.FINETUNE, *,
@@ -120,17 +135,30 @@ def finetune(name: str, seed: int, finetune_recipe: sighan.FinetuneRecipe = sigh
     checkpoint = work / f"{sighan.corrector_path(name, seed).stem}.ckpt"
     if fresh:
         checkpoint.unlink(missing_ok=True)
-    model, pretrained_checksum = _corrector_and_pretrained(name, s, out)
     f = finetune_recipe
+    model, pretrained_checksum = _corrector_and_pretrained(name, s, out, f)
+    curve_pairs = sighan.tuning_pairs(s)[:CURVE_PAIRS]
     history = train(model, sighan.finetune_batches(s, seed, f), correction_step, steps=f.steps,
                     lr=f.lr, warmup=f.warmup, seed=seed, progress=progress,
                     desc=f"{name} seed {seed}", checkpoint=checkpoint,
-                    checkpoint_every=max(1, f.steps // 10))
+                    checkpoint_every=max(1, f.steps // 10),
+                    eval_fn=lambda m: held_out_f1(m, s, curve_pairs), eval_every=f.curve_every)
     scores, outputs = sighan.evaluate(model, s)
+    margin, tuning = sighan.choose_margin(model, s)
+    sources = [p[0] for p in spelling.load_sighan2015()[0]]
+    constrained = sighan.apply_proposals(sources, sighan.proposals(model, s, sources), margin)
     row = {"name": name, "seed": seed, "seconds": round(history.seconds, 1),
            "final_loss": statistics.mean(history.loss[-max(1, f.steps // 20):]),
            **{k: round(v, 4) for k, v in scores.items()}}
     record = {**sighan.expected_corrector_record(name, seed, s, f), **row,
+              "constrained": {"margin": margin, "tuning_f1": {str(k): round(v, 4)
+                                                              for k, v in tuning.items()},
+                              "scores": {k: round(v, 4) for k, v in
+                                         sighan.score_outputs(constrained).items()},
+                              "outputs": constrained},
+              "held_out_curve": {"step": history.eval_step,
+                                 **{k: [round(x, 4) for x in v]
+                                    for k, v in history.eval.items()}},
               "pretrained_checksum": pretrained_checksum,
               "first_losses": history.loss[:sighan.FIRST_LOSSES],
               "loss_curve": [round(x, 4) for x in history.loss[::max(1, f.steps // 200)]],
@@ -155,7 +183,7 @@ def finetune_first_losses(name: str, seed: int, finetune_recipe=sighan.FINETUNE,
     f = finetune_recipe
     warmup = round(f.warmup * f.steps)
     schedule = first_steps_schedule(f.lr, warmup, count)
-    model, _ = _corrector_and_pretrained(name, s, folder)
+    model, _ = _corrector_and_pretrained(name, s, folder, f)
     history = train(model, sighan.finetune_batches(s, seed, f), correction_step, **schedule,
                     seed=seed, progress=False)
     return history.loss
@@ -168,10 +196,14 @@ def baselines(recipe: sighan.Recipe = sighan.RECIPE, out: Path | None = None) ->
     started = time.perf_counter()
     speller = sighan.ngram_speller(s)
     ngram = [speller.correct(x) for x in sources]
+    curve_pairs = sighan.tuning_pairs(s)[:CURVE_PAIRS]
+    held = [speller.correct(x) for x, _ in curve_pairs]
     record = {"pretrain": sighan.expected_record(s),
               "copy": {"scores": sighan.score_outputs(sources), "outputs": sources},
               "n-gram": {"scores": sighan.score_outputs(ngram), "outputs": ngram,
-                         "margin": speller.margin},
+                         "margin": speller.margin,
+                         # the held-out synthetic pairs the correctors' curves are scored on
+                         "held_out": sighan.score_outputs(held, curve_pairs)},
               "seconds": round(time.perf_counter() - started, 1),
               "remake": sighan.remake_command("baselines")}
     path = sighan.baselines_path(out)
@@ -190,6 +222,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seeds", nargs="+", type=int, default=list(sighan.FINETUNE.seeds))
     parser.add_argument("--finetune-steps", type=int, help="another fine-tuning budget (for "
                         "trying the command out)")
+    parser.add_argument("--finetune-lr", type=float, help="another fine-tuning learning rate")
     parser.add_argument("--steps", type=int, help="another pretraining budget (the files then "
                         "record it, and the lesson refuses them: for trying the command out)")
     args = parser.parse_args(argv)
@@ -200,6 +233,8 @@ def main(argv: list[str] | None = None) -> int:
     f = sighan.FINETUNE
     if args.finetune_steps is not None:
         f = dataclasses.replace(f, steps=args.finetune_steps)
+    if args.finetune_lr is not None:
+        f = dataclasses.replace(f, lr=args.finetune_lr)
     out = Path(args.out) if args.out else None
     started = time.perf_counter()
     if args.only in (None, "pretrain"):

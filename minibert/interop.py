@@ -697,3 +697,54 @@ def electra_from_transformers(hf_model, **overrides) -> nn.Module:
                         f"ElectraModel or ElectraForPreTraining (the discriminator)")
     copy_weights(model, hf_model.state_dict(), electra_name_map(model))
     return model.eval()
+
+
+# ========================================================= a local transformers folder
+
+
+def from_directory(path, **overrides) -> tuple[nn.Module, list[str]]:
+    """(model, vocabulary) from a local folder in `transformers`' format; nothing downloads.
+
+    The folder holds `config.json`, the weights (`model.safetensors` or `pytorch_model.bin`)
+    and `vocab.txt` (one token a line, the id is the line number), as `save_pretrained` writes
+    them and as e.g. albert_chinese_tiny ships (an ALBERT masked LM with BERT's character
+    vocabulary: 4 layers, H = 312, E = 128, one shared layer group, 21,128 tokens). Get such a
+    folder onto the machine yourself (a copy, `git lfs`), then
+
+        model, vocab = interop.from_directory("path/to/albert_chinese_tiny")
+        ids = [vocab.index(ch) for ch in "今天天气很好"]
+
+    config.json's `model_type` picks the loader: "albert" gives a minibert
+    AlbertForPreTraining (`albert_from_transformers`; a masked-LM-only folder has no SOP head,
+    so that head starts random and transformers says so), "bert" a BertForPreTraining
+    (`from_transformers`). `overrides` go to the loader. The model is in eval mode.
+    """
+    from pathlib import Path
+
+    import transformers
+
+    folder = Path(path)
+    missing = [name for name in ("config.json", "vocab.txt") if not (folder / name).is_file()]
+    if not folder.is_dir() or missing:
+        raise FileNotFoundError(
+            f"{folder} is not a transformers model folder (missing: "
+            f"{', '.join(missing) if folder.is_dir() else 'the folder itself'}): pass a local "
+            "folder with config.json, model.safetensors or pytorch_model.bin, and vocab.txt")
+    if not any((folder / name).is_file() for name in ("model.safetensors", "pytorch_model.bin")):
+        raise FileNotFoundError(f"{folder} has no weights: put model.safetensors or "
+                                "pytorch_model.bin beside its config.json")
+    hf_config = transformers.AutoConfig.from_pretrained(folder, local_files_only=True)
+    if hf_config.model_type == "albert":
+        hf = transformers.AlbertForPreTraining.from_pretrained(folder, local_files_only=True)
+        model = albert_from_transformers(hf.eval(), **overrides)
+    elif hf_config.model_type == "bert":
+        hf = transformers.BertForMaskedLM.from_pretrained(folder, local_files_only=True)
+        model = from_transformers(hf.eval(), **overrides)
+    else:
+        raise ValueError(f"{folder} holds a {hf_config.model_type!r} model; from_directory "
+                         "loads 'albert' and 'bert' folders (see the other *_from_transformers)")
+    vocab = (folder / "vocab.txt").read_text(encoding="utf-8").splitlines()
+    if len(vocab) != model.config.vocab_size:
+        raise ValueError(f"{folder}/vocab.txt has {len(vocab)} tokens but the model "
+                         f"{model.config.vocab_size}: the folder mixes two models")
+    return model, vocab

@@ -63,6 +63,9 @@ def test_the_baselines_record_is_what_the_baselines_give():
     assert again == record["n-gram"]["outputs"][:150]
     assert sighan.score_outputs(record["n-gram"]["outputs"]) == pytest.approx(
         record["n-gram"]["scores"])
+    pairs = sighan.tuning_pairs()[:command.CURVE_PAIRS]
+    held = [speller.correct(x) for x, _ in pairs]
+    assert sighan.score_outputs(held, pairs) == pytest.approx(record["n-gram"]["held_out"])
     assert record["copy"]["outputs"] == sources and record["copy"]["scores"]["c_f1"] == 0.0
 
 
@@ -91,3 +94,53 @@ def test_fine_tuning_batches_are_a_pure_function_of_seed_and_index():
     assert (a(7)["input_ids"] != a(7)["target_ids"]).any()          # it has errors to fix
     with pytest.raises(ValueError, match="unknown model"):
         sighan.build_corrector("GPT")
+
+
+def test_constrained_decoding_only_writes_a_confusion_of_the_character_it_replaces():
+    s = sighan.setup()
+    allowed = sighan.candidate_matrix()
+    sound, shape, _ = sighan.confusion_sets()
+    assert allowed.diagonal().all()
+    ch = next(c for c in s.vocab.itos[5:] if sound[c])
+    row = allowed[s.vocab.stoi[ch]]
+    assert {s.vocab.itos[i] for i in row.nonzero().flatten().tolist()} == \
+        {ch, *[o for o in sound.union(shape)[ch] if o in s.vocab]}
+    model, _ = sighan.load_corrector("BERT-finetune", sighan.FINETUNE.seeds[0])
+    sources = [x for x, _ in sighan.tuning_pairs(s, 200)]
+    free = sighan.proposals(model.float(), s, sources, constrained=False)
+    found = sighan.proposals(model.float(), s, sources, constrained=True)
+    assert any(found) and all(g > 0 for changes in found for _, _, g in changes)
+    assert all(sound.union(shape).confusable(x[i], c)
+               for x, changes in zip(sources, found) for i, c, _ in changes)
+    assert sum(map(len, free)) >= sum(map(len, found))        # the argmax may go anywhere
+    assert sighan.apply_proposals(sources, found, margin=1e9) == sources
+    fewer = sighan.apply_proposals(sources, found, margin=2.0)
+    more = sighan.apply_proposals(sources, found, margin=0.0)
+    assert sum(a != b for x, y in zip(sources, fewer) for a, b in zip(x, y)) <= \
+        sum(a != b for x, y in zip(sources, more) for a, b in zip(x, y))
+
+
+@pytest.mark.parametrize("name,seed", present)
+def test_each_corrector_s_constrained_outputs_replay(name, seed):
+    model, record = sighan.load_corrector(name, seed)
+    c = record["constrained"]
+    assert c["margin"] == max(sighan.MARGINS, key=lambda m: (c["tuning_f1"][str(m)], m))
+    sources = [x for x, _ in spelling.load_sighan2015()[0]]
+    found = sighan.proposals(model.float(), sighan.setup(), sources)
+    again = sighan.apply_proposals(sources, found, c["margin"])
+    assert sum(a != b for a, b in zip(again, c["outputs"])) <= 3  # float16 weights on disk
+    assert sighan.score_outputs(c["outputs"]) == pytest.approx(c["scores"], abs=1e-4)
+
+
+def test_correct_sentence_gives_a_probability_per_character_and_a_correction():
+    s = sighan.setup()
+    soft, _ = sighan.load_corrector("Soft-Masked", sighan.FINETUNE.seeds[0])
+    out = sighan.correct_sentence(soft.float(), s, "我今天很高心，天汽也好。")
+    assert len(out["chars"]) == len(out["p"]) == len(out["output"]) == 12
+    assert all(0 <= p <= 1 for p in out["p"])
+    assert [(i, a) for i, a, _, _ in out["changes"]] == \
+        [(i, a) for i, (a, b) in enumerate(zip(out["chars"], out["output"])) if a != b]
+    bert, _ = sighan.load_corrector("BERT-finetune", sighan.FINETUNE.seeds[0])
+    assert sighan.correct_sentence(bert.float(), s, "你好")["p"] is None
+    with pytest.raises(ValueError, match="type a sentence"):
+        sighan.correct_sentence(bert, s, "")

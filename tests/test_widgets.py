@@ -122,4 +122,37 @@ def test_show_detection_prints_the_two_means(capsys):
     assert capsys.readouterr().out.strip() == (
         "a b c d ...: 2 of 4 tokens replaced, mean P(replaced) 0.80 on them and 0.10 on the "
         "others")
+
+
+def test_show_correction_marks_the_changed_characters(capsys):
+    from minibert.course.widgets import show_correction
+
+    ax = show_correction(list("他很高心"), [0.1, 0.05, 0.2, 0.9], "他很高兴")
+    assert capsys.readouterr().out.strip() == \
+        "他很高心 -> 他很高兴: 1 of 4 characters changed; highest p 0.90 on '心'"
+    colors = [bar.get_facecolor() for bar in ax.patches]
+    assert len(colors) == 4 and colors[3] != colors[0]               # the changed one stands out
+    assert [bar.get_height() for bar in ax.patches] == pytest.approx([0.1, 0.05, 0.2, 0.9])
+    assert "他很高兴" in ax.get_title()
+    ax = show_correction(list("你好"), None, "你好")                 # no detector: flat bars
+    assert "unchanged" in ax.get_title()
+    plt.close("all")
+    with pytest.raises(ValueError, match="keeps the sentence's length"):
+        show_correction(list("你好"), None, "你")
+    with pytest.raises(ValueError, match="in \\[0, 1\\]"):
+        show_correction(list("你好"), [0.5, 2.0], "你好")
+
+
+def test_correction_explorer_is_a_text_box_over_a_plain_function():
+    from minibert.course.widgets import correction_explorer
+
+    calls = []
+
+    def correct(sentence):
+        calls.append(sentence)
+        return {"chars": list(sentence), "p": [0.5] * len(sentence), "output": sentence}
+
+    widget = correction_explorer(correct, "你好")
+    box = widget.children[0]
+    assert (box.description, box.value) == ("sentence", "你好") and calls == ["你好"]
     plt.close("all")

@@ -230,3 +230,60 @@ def detection_explorer(examples: Sequence[dict]):
     return widgets.interactive(
         draw, example=widgets.IntSlider(value=0, min=0, max=len(examples) - 1,
                                         description="sequence"))
+
+
+# ---------------------------------------------------------------------------------------------
+# a spelling corrector on a sentence you type (lesson 12, Soft-Masked BERT)
+
+
+def show_correction(chars: Sequence[str], p, output: str, ax=None):
+    """Bars of each character's detection probability, the correction written under each; the
+    plain function behind `correction_explorer`. Returns the axes.
+
+    chars: the characters read. p: their detection probabilities in [0, 1], or None (a
+    corrector without a detector: the bars are left out). output: the corrected sentence, of
+    the same length; changed characters are red and shown as "written -> corrected". A line
+    with the same facts is printed.
+    """
+    import numpy as np
+
+    if len(output) != len(chars) or not chars:
+        raise ValueError(f"got {len(chars)} characters and an output of {len(output)}: a "
+                         "correction keeps the sentence's length (one output per character)")
+    values = np.zeros(len(chars)) if p is None else np.asarray(p, dtype=float)
+    if values.shape != (len(chars),) or values.min() < 0 or values.max() > 1:
+        raise ValueError("p must hold one probability in [0, 1] per character (or be None)")
+    if ax is None:
+        _, ax = plt.subplots(figsize=(max(6.0, 0.42 * len(chars)), 3.4))
+    changed = [a != b for a, b in zip(chars, output)]
+    positions = list(range(len(chars)))
+    ax.bar(positions, values, color=["C3" if c else "C0" for c in changed])
+    labels = [f"{a}\n↓\n{b}" if c else a for a, b, c in zip(chars, output, changed)]
+    ax.set_xticks(positions, labels, fontsize=9)
+    ax.axhline(0.5, color="gray", linestyle=":", linewidth=1)
+    title = f"correction: {output}" + ("" if any(changed) else " (unchanged)")
+    ax.set(ylim=(0, 1), ylabel="p (detection)" if p is not None else "(no detector)",
+           title=title)
+    top = int(values.argmax())
+    print(f"{''.join(chars)} -> {output}: {sum(changed)} of {len(chars)} characters changed"
+          + (f"; highest p {values[top]:.2f} on {chars[top]!r}" if p is not None else ""))
+    return ax
+
+
+def correction_explorer(correct, sentence: str = ""):
+    """A text box: type a sentence, see `show_correction` of `correct(sentence)`, a function
+    returning a dict with chars, p and output (e.g. `sighan.correct_sentence` with its model).
+    Returns the widget."""
+    import ipywidgets as widgets
+
+    def draw(sentence: str):
+        if not sentence:
+            print("type a sentence")
+            return
+        result = correct(sentence)
+        show_correction(result["chars"], result["p"], result["output"])
+        plt.show()
+
+    return widgets.interactive(
+        draw, sentence=widgets.Text(value=sentence, description="sentence",
+                                    continuous_update=False))
