@@ -389,3 +389,20 @@ def test_fine_tune_is_what_it_was_before_it_shared_fine_tune_classifier():
             kwargs = dict(seed=seed, steps=10, lr=3e-3)
             assert (finetune.fine_tune(config, snapshot, train_set, test_set, **kwargs)
                     == old_fine_tune(config, snapshot, train_set, test_set, **kwargs))
+
+
+def test_no_lesson_defines_its_own_copy_of_a_library_function():
+    import json
+    import re
+    from pathlib import Path
+
+    lessons = Path(__file__).resolve().parent.parent / "lessons"
+    copies = ("fine_tune", "mlm_loss", "roc_auc", "auc", "pack")
+    for notebook in sorted(lessons.glob("[0-9][0-9]_*.ipynb")):
+        for cell in json.loads(notebook.read_text())["cells"]:
+            if cell["cell_type"] == "code":
+                defined = re.findall(r"^\s*def (\w+)\(", "".join(cell["source"]), re.M)
+                assert not set(defined) & set(copies), (
+                    f"{notebook.name} defines {sorted(set(defined) & set(copies))}: import the "
+                    "library's (minibert.finetune, minibert.masking, minibert.measure, "
+                    "minibert.formats)")

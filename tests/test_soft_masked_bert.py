@@ -371,4 +371,4 @@ def test_batches_and_correct_keep_every_character():
     texts = ["今天天汽好，我们去学校", "晴"]          # 汽 and 晴 are not in the vocabulary
     assert spelling.correct(Copy(), vocab, texts, max_len=4) == texts
     with pytest.raises(ValueError, match="same-length"):
-        spelling.pair_batch(vocab, [("天汽", "天气好")])
+        spelling.correction_batch(vocab, [("天汽", "天气好")])

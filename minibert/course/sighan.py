@@ -159,7 +159,7 @@ def pretrain_batches(s: Setup, seed: int | None = None):
             epochs[epoch] = length_ordered_batches(lengths, s.recipe.batch, seed + 1000 * epoch)
         rows = epochs[epoch][k]
         _, generator = _generators("pretrain", seed, index)
-        batch = spelling.pair_batch(s.vocab, [(s.train_sentences[r],) * 2 for r in rows])
+        batch = spelling.correction_batch(s.vocab, [(s.train_sentences[r],) * 2 for r in rows])
         ids, labels = mask_tokens(batch["input_ids"], vocab_size=len(s.vocab),
                                   mask_id=s.vocab.mask_id, special_ids=s.vocab.special_ids,
                                   generator=generator)                        # (B, T) each
@@ -288,7 +288,7 @@ def finetune_batches(s: Setup, seed: int, finetune: FinetuneRecipe = FINETUNE):
         rows = order[index % len(order)]
         pairs = [(with_errors(sentences[r], rng, sound, shape, stats), sentences[r])
                  for r in rows]
-        return spelling.pair_batch(s.vocab, pairs)
+        return spelling.correction_batch(s.vocab, pairs)
     return next_batch
 
 
@@ -340,7 +340,7 @@ def detection_probabilities(model, s: Setup, sentences, batch_size: int = 256) -
         for sentence in sentences:
             probs = []
             for piece in spelling.chunks(sentence, s.recipe.max_len):
-                batch = spelling.pair_batch(s.vocab, [(piece, piece)])
+                batch = spelling.correction_batch(s.vocab, [(piece, piece)])
                 p = model(batch["input_ids"], attention_mask=batch["attention_mask"]
                           ).detection_probs                                   # (1, T)
                 probs += p[0, 1:len(piece) + 1].tolist()
@@ -423,7 +423,7 @@ def proposals(model, s: Setup, sentences, constrained: bool = True,
     with torch.no_grad():
         for first in range(0, len(pieces), batch_size):
             group = pieces[first:first + batch_size]
-            batch = spelling.pair_batch(s.vocab, [(piece, piece) for piece in group])
+            batch = spelling.correction_batch(s.vocab, [(piece, piece) for piece in group])
             ids = batch["input_ids"]                                          # (B, T)
             logp = model(ids, attention_mask=batch["attention_mask"]).logits.log_softmax(-1)
             written = logp.gather(-1, ids[..., None]).squeeze(-1)             # (B, T)

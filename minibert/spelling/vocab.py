@@ -77,7 +77,7 @@ class CharVocab:
 # batches and correcting text with a model
 
 
-def pair_batch(vocab: CharVocab, pairs: Sequence[tuple[str, str]]) -> dict:
+def correction_batch(vocab: CharVocab, pairs: Sequence[tuple[str, str]]) -> dict:
     """Encode (source, target) pairs as padded tensors: input_ids, attention_mask, target_ids,
     each (B, T) with T = 2 + the longest source ([CLS] and [SEP] included)."""
     from ..data import pad_batch  # torch loads on first use, not on import
@@ -102,7 +102,7 @@ def batches_by_length(vocab: CharVocab, pairs: Sequence[tuple[str, str]], batch_
     step = window * batch_size
     for start in range(0, len(pairs), step):
         run = sorted(pairs[start:start + step], key=lambda pair: len(pair[0]))
-        batches += [pair_batch(vocab, run[i:i + batch_size])
+        batches += [correction_batch(vocab, run[i:i + batch_size])
                     for i in range(0, len(run), batch_size)]
     random.Random(seed).shuffle(batches)
     return batches
@@ -127,7 +127,7 @@ def correct(model, vocab: CharVocab, sentences: Sequence[str], max_len: int,
     with torch.no_grad():
         for start in range(0, len(pieces), batch_size):
             group = pieces[start:start + batch_size]
-            batch = pair_batch(vocab, [(piece, piece) for piece in group])
+            batch = correction_batch(vocab, [(piece, piece) for piece in group])
             predicted = model.predict(batch["input_ids"], batch["attention_mask"])  # (B, T)
             for i, piece in enumerate(group):
                 ids = predicted[i, 1:len(piece) + 1].tolist()                 # drop [CLS]
