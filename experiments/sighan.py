@@ -119,7 +119,7 @@ def held_out_f1(model, s: sighan.Setup, pairs) -> dict:
     out = {}
     for label, constrained in (("argmax", False), ("constrained", True)):
         found = sighan.proposals(model, s, sources, constrained=constrained)
-        out[label] = spelling.sentence_metrics(sources, sighan.apply_proposals(sources, found),
+        out[label] = spelling.sentence_metrics(sources, spelling.apply_proposals(sources, found),
                                                targets)["c_f1"]
     return out
 
@@ -146,7 +146,7 @@ def finetune(name: str, seed: int, finetune_recipe: sighan.FinetuneRecipe = sigh
     scores, outputs = sighan.evaluate(model, s)
     margin, tuning = sighan.choose_margin(model, s)
     sources = [p[0] for p in spelling.load_sighan2015()[0]]
-    constrained = sighan.apply_proposals(sources, sighan.proposals(model, s, sources), margin)
+    constrained = spelling.apply_proposals(sources, sighan.proposals(model, s, sources), margin)
     row = {"name": name, "seed": seed, "seconds": round(history.seconds, 1),
            "final_loss": statistics.mean(history.loss[-max(1, f.steps // 20):]),
            **{k: round(v, 4) for k, v in scores.items()}}

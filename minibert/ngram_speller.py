@@ -26,7 +26,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .spelling import ConfusionSet, sentence_metrics
+from .spelling import ConfusionSet, apply_proposals, sentence_metrics
 
 __all__ = ["CharNgramLM", "NgramSpeller"]
 
@@ -112,11 +112,7 @@ class NgramSpeller:
 
     def correct(self, sentence: str, margin: float | None = None) -> str:
         margin = self.margin if margin is None else margin
-        chars = list(sentence)
-        for i, candidate, gain in self.proposals(sentence):
-            if gain > margin:
-                chars[i] = candidate
-        return "".join(chars)
+        return apply_proposals([sentence], [self.proposals(sentence)], margin)[0]
 
     def choose_margin(self, pairs: Sequence[tuple[str, str]],
                       margins: Sequence[float] = (0, 1, 2, 3, 4, 5, 6, 8, 10, 12)) -> float:
@@ -126,13 +122,7 @@ class NgramSpeller:
         found = [self.proposals(s) for s in sources]
 
         def f1(margin):
-            outputs = []
-            for source, proposals in zip(sources, found):
-                chars = list(source)
-                for i, candidate, gain in proposals:
-                    if gain > margin:
-                        chars[i] = candidate
-                outputs.append("".join(chars))
+            outputs = apply_proposals(sources, found, margin)
             return sentence_metrics(sources, outputs, targets)["c_f1"]
         self.margin = max(margins, key=lambda m: (f1(m), m))
         return self.margin

@@ -113,9 +113,9 @@ def test_constrained_decoding_only_writes_a_confusion_of_the_character_it_replac
     assert all(sound.union(shape).confusable(x[i], c)
                for x, changes in zip(sources, found) for i, c, _ in changes)
     assert sum(map(len, free)) >= sum(map(len, found))        # the argmax may go anywhere
-    assert sighan.apply_proposals(sources, found, margin=1e9) == sources
-    fewer = sighan.apply_proposals(sources, found, margin=2.0)
-    more = sighan.apply_proposals(sources, found, margin=0.0)
+    assert spelling.apply_proposals(sources, found, margin=1e9) == sources
+    fewer = spelling.apply_proposals(sources, found, margin=2.0)
+    more = spelling.apply_proposals(sources, found, margin=0.0)
     assert sum(a != b for x, y in zip(sources, fewer) for a, b in zip(x, y)) <= \
         sum(a != b for x, y in zip(sources, more) for a, b in zip(x, y))
 
@@ -127,7 +127,7 @@ def test_each_corrector_s_constrained_outputs_replay(name, seed):
     assert c["margin"] == max(sighan.MARGINS, key=lambda m: (c["tuning_f1"][str(m)], m))
     sources = [x for x, _ in spelling.load_sighan2015()[0]]
     found = sighan.proposals(model.float(), sighan.setup(), sources)
-    again = sighan.apply_proposals(sources, found, c["margin"])
+    again = spelling.apply_proposals(sources, found, c["margin"])
     assert sum(a != b for a, b in zip(again, c["outputs"])) <= 3  # float16 weights on disk
     assert sighan.score_outputs(c["outputs"]) == pytest.approx(c["scores"], abs=1e-4)
 

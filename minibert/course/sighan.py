@@ -18,8 +18,8 @@ on one thread), then 1,000 fine-tuning steps of 32 pairs per model and seed at l
 runs, two at a time, about 10 minutes on an idle machine), so that `make sighan` stays inside
 half an hour on 2 cores. Each run records its held-out correction F1 every 250 steps.
 
-Decoding (`proposals`, `apply_proposals`): the argmax of the corrector at every position, or
-constrained to the written character's confusions (same pinyin or same stroke, the
+Decoding (`proposals`, then `spelling.apply_proposals`): the argmax of the corrector at every
+position, or constrained to the written character's confusions (same pinyin or same stroke, the
 candidates the n-gram baseline uses) and kept unless the best confusion beats the written
 character by a margin in nats, chosen per run on held-out synthetic pairs (`choose_margin`,
 `tuning_pairs`), never on SIGHAN-2015. Records hold both.
@@ -56,7 +56,7 @@ from . import paths
 from .snapshots import load_snapshots, vocabulary_digest
 
 __all__ = ["FINETUNE", "MODELS", "RECIPE", "ErrorStatistics", "FinetuneRecipe", "Recipe",
-           "MARGINS", "Setup", "apply_proposals", "build_corrector", "build_pretraining",
+           "MARGINS", "Setup", "build_corrector", "build_pretraining",
            "candidate_matrix", "choose_margin", "confusion_sets", "correct_sentence",
            "detection_probabilities", "evaluate", "finetune_batches", "load_corrector",
            "load_pretrained", "pretrain_batches", "proposals", "remake_command", "setup",
@@ -443,18 +443,6 @@ def proposals(model, s: Setup, sentences, constrained: bool = True,
     return found
 
 
-def apply_proposals(sentences, found, margin: float = 0.0) -> list[str]:
-    """The sentences with every proposal whose gain exceeds `margin` nats put in."""
-    outputs = []
-    for sentence, changes in zip(sentences, found):
-        chars = list(sentence)
-        for i, ch, gain in changes:
-            if gain > margin:
-                chars[i] = ch
-        outputs.append("".join(chars))
-    return outputs
-
-
 MARGINS = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0)
 
 
@@ -473,7 +461,7 @@ def choose_margin(model, s: Setup, pairs=None, margins=MARGINS) -> tuple[float, 
     pairs = pairs if pairs is not None else tuning_pairs(s)
     sources, targets = [p[0] for p in pairs], [p[1] for p in pairs]
     found = proposals(model, s, sources, constrained=True)
-    f1 = {m: spelling.sentence_metrics(sources, apply_proposals(sources, found, m),
+    f1 = {m: spelling.sentence_metrics(sources, spelling.apply_proposals(sources, found, m),
                                        targets)["c_f1"] for m in margins}
     return max(margins, key=lambda m: (f1[m], m)), f1
 
@@ -484,13 +472,13 @@ def correct_sentence(model, s: Setup, sentence: str, margin: float = 0.0,
 
     chars:   the characters read;
     p:       Soft-Masked BERT's detection probability of each (None for BERT-finetune);
-    output:  the correction, decoded as `proposals` + `apply_proposals` with `margin`;
+    output:  the correction, decoded as `proposals` + `spelling.apply_proposals` with `margin`;
     changes: (position, written, written instead, gain in nats) of what changed.
     """
     if not isinstance(sentence, str) or not sentence:
         raise ValueError("type a sentence of at least one character")
     found = proposals(model, s, [sentence], constrained=constrained)[0]
-    output = apply_proposals([sentence], [found], margin)[0]
+    output = spelling.apply_proposals([sentence], [found], margin)[0]
     p = (detection_probabilities(model, s, [sentence])[0]
          if hasattr(model, "detector") else None)
     changes = [(i, sentence[i], ch, round(g, 3)) for i, ch, g in found if g > margin]

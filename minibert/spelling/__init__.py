@@ -31,13 +31,15 @@ from .metrics import (
 )
 from .vocab import (
     CharVocab,
+    apply_proposals,
     batches_by_length,
     correct,
     correction_batch,
 )
 
 __all__ = [
-    "CharVocab", "ConfusionSet", "PACKAGES", "batches_by_length", "char_metrics", "chunks",
+    "CharVocab", "ConfusionSet", "PACKAGES", "apply_proposals", "batches_by_length", "char_metrics",
+    "chunks",
     "correct", "inject_errors", "load_chinese_text", "load_confusion_set", "load_peoples_daily",
     "load_reviews", "load_sighan2015", "load_stroke_confusion_set", "make_pairs", "package_file",
     "correction_batch", "sentence_metrics", "split_chinese_sentences",

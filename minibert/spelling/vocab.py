@@ -133,3 +133,17 @@ def correct(model, vocab: CharVocab, sentences: Sequence[str], max_len: int,
                 ids = predicted[i, 1:len(piece) + 1].tolist()                 # drop [CLS]
                 outputs[owner[start + i]] += vocab.decode(ids, piece)
     return outputs
+
+
+def apply_proposals(sentences: Sequence[str], found: Sequence[Sequence[tuple[int, str, float]]],
+                    margin: float = 0.0) -> list[str]:
+    """The sentences with every proposal (position, character, gain in nats) whose gain exceeds
+    `margin` written in: how a corrector's or the n-gram speller's proposals become text."""
+    outputs = []
+    for sentence, changes in zip(sentences, found):
+        chars = list(sentence)
+        for i, ch, gain in changes:
+            if gain > margin:
+                chars[i] = ch
+        outputs.append("".join(chars))
+    return outputs
